@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { ENV_ALLOW, FOUNDER_ENV, founderVariables, sessionEnv } from "../src/core/session/env.ts";
+import { SESSION_CREDENTIALS, credentialVariableNames, hasSessionCredential, presentCredentialSet } from "../src/core/session/credentials.ts";
+import { RUNNER_EXITS, launchEndReason, sessionExit } from "../src/core/session/exit.ts";
+import { matchGolden } from "../src/conformance/golden-expect.ts";
+import { SEED_CREDENTIAL_SETS, SEED_FOUNDER_ENV, SEED_RUNNER_EXITS, SEED_SESSION_EXIT } from "./oracles/seed-tables.ts";
+
+const STAND_IN = "stand-in-value";
+
+describe("runner exits (seed 000)", () => {
+  it("maps each seed code to its launch end reason", () => {
+    expect(RUNNER_EXITS.map((e) => [e.code, e.endReason])).toEqual(SEED_RUNNER_EXITS);
+    for (const [code, reason] of SEED_RUNNER_EXITS) expect(launchEndReason(code), `exit ${code}`).toBe(reason);
+  });
+  it("an unknown code is a failure", () => {
+    expect(launchEndReason(1)).toBe("failed");
+    expect(launchEndReason(99)).toBe("failed");
+  });
+  it("golden", async () => {
+    await matchGolden("session", "runner-exits", "txt", "runner exit code → launch end reason (seed 000)",
+      ["code | meaning | end reason", ...RUNNER_EXITS.map((e) => `${e.code} | ${e.meaning} | ${e.endReason}`)].join("\n"));
+  });
+});
+
+describe("sessionExit (seed 002)", () => {
+  it.each(SEED_SESSION_EXIT)("exit %i", (code, expected) => {
+    expect(sessionExit(code, null)).toEqual(expected);
+  });
+  it("a signal the host saw directly is a kill", () => {
+    expect(sessionExit(null, "SIGKILL")).toEqual({ kind: "signal", signal: "SIGKILL", ending: "killed" });
+  });
+  it("128+n maps back to signal n across the range, and only there", () => {
+    expect(sessionExit(129, null)).toEqual({ kind: "signal", signal: "SIGHUP", ending: "killed" });
+    expect(sessionExit(159, null)).toEqual({ kind: "signal", signal: "SIGSYS", ending: "killed" });
+    expect(sessionExit(160, null)).toEqual({ kind: "code", code: 160 });
+    expect(sessionExit(255, null)).toEqual({ kind: "code", code: 255 });
+  });
+  it("golden", async () => {
+    const codes = [0, 1, 2, 20, 21, 22, 23, 128, 129, 130, 137, 143, 159, 160, 255];
+    await matchGolden("session", "session-exit", "txt", "bwrap exit code → how the session ended",
+      codes.map((c) => `${c} → ${JSON.stringify(sessionExit(c, null))}`).join("\n"));
+  });
+});
+
+describe("session credentials (seed 002)", () => {
+  it("the sets are the seed's", () => {
+    expect(SESSION_CREDENTIALS.map((s) => s.names)).toEqual(SEED_CREDENTIAL_SETS);
+  });
+  it.each(SEED_CREDENTIAL_SETS.map((s) => [s.join("+"), s] as const))("%s alone passes", (_n, set) => {
+    expect(hasSessionCredential(Object.fromEntries(set.map((n) => [n, STAND_IN])))).toBe(true);
+  });
+  it.each([
+    ["nothing", {}],
+    ["a proxy token without its URL", { ANTHROPIC_AUTH_TOKEN: STAND_IN }],
+    ["a proxy URL without its token", { ANTHROPIC_BASE_URL: "http://127.0.0.1:9" }],
+    ["an empty API key", { ANTHROPIC_API_KEY: "" }],
+    ["an empty OAuth token", { CLAUDE_CODE_OAUTH_TOKEN: "" }],
+    ["a proxy token with an empty URL", { ANTHROPIC_AUTH_TOKEN: STAND_IN, ANTHROPIC_BASE_URL: "" }],
+    ["an unrelated token", { OPENAI_API_KEY: STAND_IN }],
+  ])("%s fails", (_n, env) => {
+    expect(hasSessionCredential(env)).toBe(false);
+  });
+  it("reports which set, never a value", () => {
+    expect(presentCredentialSet({ ANTHROPIC_AUTH_TOKEN: STAND_IN, ANTHROPIC_BASE_URL: "http://127.0.0.1:9" })).toBe("proxy");
+  });
+  it("every credential variable reaches the session", () => {
+    const allowed = new Set(ENV_ALLOW.map((e) => e.name));
+    for (const n of credentialVariableNames()) expect(allowed.has(n), n).toBe(true);
+  });
+  it("golden", async () => {
+    await matchGolden("session", "credentials", "txt", "SESSION_CREDENTIALS: a set counts only when every variable is set and non-empty",
+      ["set | variables | why", ...SESSION_CREDENTIALS.map((s) => `${s.label} | ${s.names.join(" + ")} | ${s.why}`)].join("\n"));
+  });
+});
+
+describe("session environment", () => {
+  const founderHost = Object.fromEntries(FOUNDER_ENV.map((e) => [e.name, STAND_IN]));
+  const host = { ...founderHost, PATH: "/usr/bin:/bin", LANG: "C.UTF-8", HOME: "/home/founder", TMPDIR: "/tmp", ANTHROPIC_API_KEY: STAND_IN, EDITOR: "vi" };
+
+  it("FOUNDER_ENV holds the seed's variables", () => {
+    const names = FOUNDER_ENV.map((e) => e.name);
+    for (const n of SEED_FOUNDER_ENV) expect(names, n).toContain(n);
+  });
+  it("no founder variable is allowed through", () => {
+    const allowed = new Set(ENV_ALLOW.map((e) => e.name));
+    for (const e of FOUNDER_ENV) expect(allowed.has(e.name), e.name).toBe(false);
+  });
+  it("sessionEnv keeps only allowed variables, and never HOME or TMPDIR", () => {
+    expect(sessionEnv(host)).toEqual({ ANTHROPIC_API_KEY: STAND_IN, LANG: "C.UTF-8", PATH: "/usr/bin:/bin" });
+  });
+  it("founderVariables finds every founder variable, even an empty one", () => {
+    expect(founderVariables(founderHost)).toEqual(FOUNDER_ENV.map((e) => e.name));
+    expect(founderVariables({ GH_TOKEN: "" })).toEqual(["GH_TOKEN"]);
+    expect(founderVariables({ PATH: "/usr/bin" })).toEqual([]);
+  });
+  it("goldens", async () => {
+    await matchGolden("session", "env-allow", "txt", "ENV_ALLOW: the only host variables a session gets",
+      ["variable | why", ...ENV_ALLOW.map((e) => `${e.name} | ${e.why}`)].join("\n"));
+    await matchGolden("session", "founder-env", "txt", "FOUNDER_ENV: variables that must never reach a session",
+      ["variable | why", ...FOUNDER_ENV.map((e) => `${e.name} | ${e.why}`)].join("\n"));
+  });
+});

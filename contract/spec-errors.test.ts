@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { binds } from "../src/core/sandbox/binds.ts";
+import { parseSandboxSpec } from "../src/core/sandbox/spec-schema.ts";
+import { MosaicError } from "../src/core/errors.ts";
+import type { SandboxSpec } from "../src/core/sandbox/types.ts";
+import { HOST_LAYOUTS, ROLE_CASES } from "../src/conformance/host-fixtures.ts";
+import { matchGolden } from "../src/conformance/golden-expect.ts";
+
+const facts = HOST_LAYOUTS["merged-usr"]!.facts;
+const good = ROLE_CASES["pi-coder"]!.spec;
+
+/** Each bad spec, the field the error must name, and its code. */
+const BAD: ReadonlyArray<[name: string, patch: Partial<Record<keyof SandboxSpec, unknown>>, field: string, code: string]> = [
+  ["relative workspace", { workspace: "work/ws" }, "workspace", "not-normal-absolute"],
+  ["non-normalised run dir", { runDir: "/srv/mosaic-data/runs/../runs/r1" }, "runDir", "not-normal-absolute"],
+  ["trailing slash", { workspace: "/srv/ws/" }, "workspace", "not-normal-absolute"],
+  ["double slash", { adapter: "/srv//a.sh" }, "adapter", "not-normal-absolute"],
+  ["newline in a path", { workspace: "/srv/ws\n--bind / /" }, "workspace", "control-char"],
+  ["NUL in a path", { runDir: "/srv/run\0x" }, "runDir", "control-char"],
+  ["newline in a runner file", { runnerFiles: ["/srv/mosaic/src/host/runner.ts", "/srv/a\nb"] }, "runnerFiles[1]", "control-char"],
+  ["workspace inside the run dir", { workspace: `${good.runDir}/ws` }, "workspace", "workspace-in-run"],
+  ["run dir inside the workspace", { runDir: `${good.workspace}/run` }, "runDir", "run-in-workspace"],
+  ["same workspace and run dir", { runDir: good.workspace }, "workspace", "workspace-in-run"],
+  ["missing broker socket", { brokerSocket: undefined }, "brokerSocket", "missing-field"],
+  ["empty broker socket", { brokerSocket: "" }, "brokerSocket", "missing-field"],
+  ["missing launch socket", { launchSocket: undefined }, "launchSocket", "missing-field"],
+  ["mayLaunch not a boolean", { mayLaunch: "yes" }, "mayLaunch", "missing-field"],
+  ["unknown harness", { harness: "codex" }, "harness", "unknown-harness"],
+  ["workspace under /tmp", { workspace: "/tmp/ws" }, "workspace", "under-tmp"],
+  ["run dir under /tmp", { runDir: "/tmp/run" }, "runDir", "under-tmp"],
+  ["workspace is the host HOME", { workspace: "/home/founder" }, "workspace", "contains-home"],
+  ["run dir holds the host HOME", { runDir: "/home" }, "runDir", "contains-home"],
+  ["runner not among the runner files", { runner: "/srv/mosaic/src/other.ts" }, "runner", "runner-not-bound"],
+];
+
+function attempt(spec: SandboxSpec): MosaicError {
+  try {
+    binds(spec, facts);
+  } catch (e) {
+    if (e instanceof MosaicError) return e;
+    throw e;
+  }
+  return expect.unreachable("binds() accepted a bad spec and returned a table");
+}
+
+describe("a bad spec gets a typed error naming the field, and no binds", () => {
+  it.each(BAD)("%s", (_name, patch, field, code) => {
+    const e = attempt({ ...good, ...patch } as SandboxSpec);
+    expect({ code: e.code, field: e.field }).toEqual({ code, field });
+    expect(e.message.startsWith(`${field}: `)).toBe(true);
+  });
+
+  it("golden: every refusal's code and message", async () => {
+    const lines = BAD.map(([name, patch]) => {
+      const e = attempt({ ...good, ...patch } as SandboxSpec);
+      return `${name} → ${e.code}: ${e.message}`;
+    });
+    await matchGolden("sandbox", "spec-errors", "txt", "bad sandbox specs and the error each gets", lines.join("\n"));
+  });
+});
+
+describe("parseSandboxSpec", () => {
+  it("accepts a good document", () => {
+    expect(parseSandboxSpec(JSON.parse(JSON.stringify(good)))).toEqual(JSON.parse(JSON.stringify(good)));
+  });
+  it.each([
+    ["a missing field", { ...good, workspace: undefined }, "workspace"],
+    ["a number for a path", { ...good, runDir: 7 }, "runDir"],
+    ["an unknown key", { ...good, extra: 1 }, "(spec)"],
+    ["an empty runner list", { ...good, runnerFiles: [] }, "runnerFiles"],
+  ])("names the field for %s", (_n, doc, field) => {
+    expect(() => parseSandboxSpec(JSON.parse(JSON.stringify(doc)))).toThrowError(expect.objectContaining({ field }));
+  });
+});

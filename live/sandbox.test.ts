@@ -1,0 +1,145 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, existsSync, writeFileSync, chmodSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import { binds } from "../src/core/sandbox/binds.ts";
+import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
+import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
+import { sessionEnv } from "../src/core/session/env.ts";
+import { readHostFacts } from "../src/host/host-facts.ts";
+import { sandboxProblem } from "../src/host/sandbox-probe.ts";
+import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { liveIt } from "../src/conformance/live-gate.ts";
+import { makeScratch } from "../src/conformance/scratch.ts";
+
+const facts: HostFacts = readHostFacts({ repo: REPO_ROOT });
+const it = liveIt("bwrap with user namespaces", sandboxProblem(facts));
+
+let scratch: ReturnType<typeof makeScratch>;
+let spec: SandboxSpec;
+let broker: Server;
+const HOST_TMP_MARK = join("/tmp", `mosaic-live-host-tmp-${process.pid}`);
+
+beforeAll(async () => {
+  scratch = makeScratch("sandbox");
+  const r = scratch.root;
+  const repo = join(r, "repo");
+  const run = join(r, "data/runs/r1");
+  const ws = join(r, "data/workspaces/acme/coder");
+  for (const d of [join(repo, "src"), join(repo, "adapters"), ws, join(run, "bundle"), join(run, "home"), join(run, "tmp"), join(r, "data/workspaces/acme/other"), join(r, "sock")]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(repo, "src/runner.ts"), "// stand-in runner: the live shell replaces it\n");
+  writeFileSync(join(repo, "adapters/adapter.sh"), "exit 0\n");
+  writeFileSync(join(repo, "AGENTS.md"), "the checkout beyond the runner files\n");
+  writeFileSync(join(run, "bundle/policy.json"), "{}\n");
+  writeFileSync(join(run, "session.json"), "{}\n");
+  writeFileSync(join(r, "data/workspaces/acme/other/secret.txt"), "another workspace\n");
+  chmodSync(join(run, "home"), 0o700);
+  writeFileSync(HOST_TMP_MARK, "host tmp\n");
+  broker = createServer((c) => c.end("broker-stand-in\n"));
+  await new Promise<void>((ok) => broker.listen(join(r, "sock/bus.sock"), ok));
+  spec = {
+    harness: "pi",
+    repo,
+    runnerFiles: [join(repo, "src/runner.ts")],
+    runner: join(repo, "src/runner.ts"),
+    adapter: join(repo, "adapters/adapter.sh"),
+    brokerSocket: join(r, "sock/bus.sock"),
+    launchSocket: join(r, "sock/launch.sock"),
+    mayLaunch: false,
+    workspace: ws,
+    runDir: run,
+  };
+});
+
+afterAll(async () => {
+  await new Promise<void>((ok) => (broker ? broker.close(() => ok()) : ok()));
+  spawnSync("rm", ["-f", HOST_TMP_MARK]);
+  scratch?.remove();
+});
+
+/** Runs a shell script in place of the runner, with the argv built for the spec, and returns its lines. */
+function confinedShell(table: Bind[], script: string, argvEdit: (a: string[]) => string[] = (a) => a): { status: number | null; out: string; err: string } {
+  const argv = argvEdit(bwrapArgv(spec, facts, table));
+  const dd = argv.lastIndexOf("--");
+  const full = [...argv.slice(0, dd + 1), "/bin/sh", "-c", script];
+  const r = spawnSync(full[0]!, full.slice(1), { encoding: "utf8", env: sessionEnv(process.env), timeout: 20_000 });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** Each probe prints "name yes|no"; the checks below read them. */
+const PROBES = (ws: string, run: string, repo: string) => `
+t() { if "$@" >/dev/null 2>&1; then echo "$N yes"; else echo "$N no"; fi; }
+N=root-writable t sh -c 'echo x > /written-at-root'
+N=usr-writable t sh -c 'echo x > /usr/written'
+N=home-is-run t test "$HOME" = "${run}/home"
+N=tmpdir-is-tmp t test "$TMPDIR" = /tmp
+N=ws-writable t sh -c 'echo from-sandbox > "${ws}/made-inside"'
+N=run-writable t sh -c 'echo x > "${run}/turn.done"'
+N=tmp-writable t sh -c 'echo x > /tmp/inside'
+N=bundle-writable t sh -c 'echo x > "${run}/bundle/policy.json"'
+N=session-writable t sh -c 'echo x > "${run}/session.json"'
+N=host-tmp-visible t test -e "${HOST_TMP_MARK}"
+N=other-ws-visible t test -e "${ws}/../other/secret.txt"
+N=checkout-visible t test -e "${repo}/AGENTS.md"
+N=host-home-visible t test -e "${process.env.HOME ?? "/root"}"
+N=node-runs t "${facts.node.path}" -e 0
+N=pid-1 t test "$$" = 1
+`;
+
+function answers(out: string): Record<string, string> {
+  return Object.fromEntries(out.trim().split("\n").filter((l) => / (yes|no)$/.test(l)).map((l) => l.split(" ") as [string, string]));
+}
+
+describe("a real bwrap sandbox built from bwrapArgv()", () => {
+  it("confines a shell as the bind table says", () => {
+    const r = confinedShell(binds(spec, facts), PROBES(spec.workspace, spec.runDir, spec.repo));
+    expect(r.err).toBe("");
+    expect(answers(r.out)).toEqual({
+      "root-writable": "no",
+      "usr-writable": "no",
+      "home-is-run": "yes",
+      "tmpdir-is-tmp": "yes",
+      "ws-writable": "yes",
+      "run-writable": "yes",
+      "tmp-writable": "yes",
+      "bundle-writable": "no",
+      "session-writable": "no",
+      "host-tmp-visible": "no",
+      "other-ws-visible": "no",
+      "checkout-visible": "no",
+      "host-home-visible": "no",
+      "node-runs": "yes",
+      "pid-1": "yes",
+    });
+    // The effect, seen from outside: the workspace write landed, the bundle is unchanged.
+    expect(readFileSync(join(spec.workspace, "made-inside"), "utf8")).toBe("from-sandbox\n");
+    expect(readFileSync(join(spec.runDir, "bundle/policy.json"), "utf8")).toBe("{}\n");
+    expect(existsSync(join(spec.runDir, "tmp/inside")), "the private /tmp is the run's tmp/").toBe(true);
+  });
+
+  it("breaking it on purpose: each removed protection lets exactly its attack through", () => {
+    const script = PROBES(spec.workspace, spec.runDir, spec.repo);
+    const good = answers(confinedShell(binds(spec, facts), script).out);
+
+    const noRemount = answers(confinedShell(binds(spec, facts), script, (a) => {
+      const i = a.indexOf("--remount-ro");
+      return [...a.slice(0, i), ...a.slice(i + 2)];
+    }).out);
+    expect(diff(good, noRemount)).toEqual({ "root-writable": "yes" });
+
+    const noBundleRo = answers(confinedShell(binds(spec, facts).filter((b) => b.row !== "bundle"), script).out);
+    expect(diff(good, noBundleRo)).toEqual({ "bundle-writable": "yes" });
+    writeFileSync(join(spec.runDir, "bundle/policy.json"), "{}\n");
+
+    const checkoutBound = answers(confinedShell([...binds(spec, facts).slice(0, -1), { source: spec.repo, inside: spec.repo, mode: "ro", why: "broken on purpose", row: "runner-file" }, binds(spec, facts).at(-1)!], script).out);
+    expect(diff(good, checkoutBound)).toEqual({ "checkout-visible": "yes" });
+
+    const noPrivateTmp = answers(confinedShell(binds(spec, facts).slice(0, -1), script, (a) => [...a.slice(0, a.indexOf("--remount-ro")), "--bind", "/tmp", "/tmp", ...a.slice(a.indexOf("--remount-ro"))]).out);
+    expect(diff(good, noPrivateTmp)).toEqual({ "host-tmp-visible": "yes" });
+  });
+});
+
+function diff(a: Record<string, string>, b: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(b).filter(([k, v]) => a[k] !== v));
+}

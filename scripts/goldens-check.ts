@@ -1,0 +1,21 @@
+// After a full contract run: every golden on disk was written by a test. Under CI=true an
+// orphan fails; locally it is reported with the command that removes it.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT, findOrphans, listGoldens } from "../src/conformance/golden.ts";
+
+const log = join(REPO_ROOT, ".scratch", "golden-log.txt");
+if (!existsSync(log)) {
+  console.error(`goldens-check: ${log} is missing; run the whole contract tier first (npm run test:contract)`);
+  process.exit(1);
+}
+const written = new Set(readFileSync(log, "utf8").split("\n").filter(Boolean));
+const orphans = findOrphans(listGoldens(), written);
+if (orphans.length === 0) {
+  console.log(`goldens-check: ${written.size} goldens written, no orphan`);
+  process.exit(0);
+}
+console.error(`goldens-check: ${orphans.length} golden file(s) that no test wrote:`);
+for (const o of orphans) console.error(`  ${o}`);
+console.error(`Remove them after review: git rm ${orphans.join(" ")}`);
+process.exit(process.env.CI === "true" ? 1 : 0);

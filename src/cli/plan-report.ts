@@ -1,0 +1,37 @@
+import { binds } from "../core/sandbox/binds.ts";
+import { bwrapArgv } from "../core/sandbox/bwrap-argv.ts";
+import { renderArgvLines, renderBindLines } from "../core/sandbox/render.ts";
+import type { Bind, HostFacts, SandboxSpec } from "../core/sandbox/types.ts";
+
+export interface PlanReport {
+  spec: SandboxSpec;
+  binds: Bind[];
+  argv: string[];
+  probe: { ok: boolean; bwrapVersion: string | null; problem: string | null };
+}
+
+/** The whole plan for one spec on one host; throws a MosaicError for a bad spec. */
+export function planReport(spec: SandboxSpec, facts: HostFacts, problem: string | null): PlanReport {
+  const table = binds(spec, facts);
+  return { spec, binds: table, argv: bwrapArgv(spec, facts, table), probe: { ok: problem === null, bwrapVersion: facts.bwrapVersion, problem } };
+}
+
+export function renderPlanText(r: PlanReport): string {
+  const probe = r.probe.ok
+    ? `ok: ${r.probe.bwrapVersion ?? "bwrap"} built the namespaces and system binds on this machine`
+    : `NOT READY: ${r.probe.problem}`;
+  return [
+    `Sandbox plan for a ${r.spec.harness} session`,
+    `  workspace ${r.spec.workspace}`,
+    `  run dir   ${r.spec.runDir}`,
+    "",
+    "Bind table (mount order)",
+    ...renderBindLines(r.binds).map((l) => `  ${l}`),
+    "",
+    "bwrap argv",
+    ...renderArgvLines(r.argv).map((l) => `  ${l}`),
+    "",
+    `Probe: ${probe}`,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,70 @@
+import { appendFileSync, readdirSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+
+export const REPO_ROOT = resolve(import.meta.dirname, "../..");
+export const GOLDEN_ROOT = join(REPO_ROOT, "goldens");
+export const GOLDEN_LOG_ENV = "MOSAIC_GOLDEN_LOG";
+export const UPDATE_COMMAND = "npm run goldens:update";
+
+export type GoldenExt = "txt" | "jsonc" | "md" | "sh";
+
+/** Absolute path of one golden: goldens/<area>/<name>.<ext>. */
+export function goldenPath(area: string, name: string, ext: GoldenExt): string {
+  if (!/^[a-z0-9][a-z0-9-]*(\/[a-z0-9][a-z0-9-]*)*$/.test(area)) throw new Error(`golden area ${JSON.stringify(area)}: lower-case words and dashes only`);
+  if (!/^[a-z0-9][a-z0-9.-]*$/.test(name)) throw new Error(`golden name ${JSON.stringify(name)}: lower-case words, dots and dashes only`);
+  return join(GOLDEN_ROOT, area, `${name}.${ext}`);
+}
+
+/** The header line every golden starts with: what it shows and how to regenerate it. */
+export function goldenHeader(what: string, ext: GoldenExt): string {
+  const text = `${what} · regenerate: ${UPDATE_COMMAND}`;
+  return ext === "jsonc" ? `// ${text}` : ext === "md" ? `<!-- ${text} -->` : `# ${text}`;
+}
+
+export function withHeader(what: string, ext: GoldenExt, body: string): string {
+  return `${goldenHeader(what, ext)}\n${body.endsWith("\n") ? body : body + "\n"}`;
+}
+
+/**
+ * Replaces machine-specific values by placeholders (<run>, <ws>, <home>, <repo>, <node>, ...).
+ * Longer values go first, so a run directory under the repository becomes <run>, not <repo>/...
+ */
+export function normalise(text: string, placeholders: Record<string, string | undefined>): string {
+  const pairs = Object.entries(placeholders)
+    .filter((e): e is [string, string] => typeof e[1] === "string" && e[1].length > 1)
+    .sort((a, b) => b[1].length - a[1].length);
+  let out = text;
+  for (const [token, value] of pairs) out = out.split(value).join(token);
+  return out;
+}
+
+/** Notes that a test wrote (or compared) a golden, for the orphan check after the run. */
+export function recordGolden(path: string, env: NodeJS.ProcessEnv = process.env): void {
+  const log = env[GOLDEN_LOG_ENV];
+  if (log) appendFileSync(log, relative(REPO_ROOT, path) + "\n");
+}
+
+/** Every file under goldens/, relative to the repository, sorted. */
+export function listGoldens(root = GOLDEN_ROOT): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const p = join(dir, n);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.push(relative(REPO_ROOT, p));
+    }
+  };
+  walk(root);
+  return out.sort();
+}
+
+/** Goldens on disk that no test wrote in a full run. */
+export function findOrphans(onDisk: readonly string[], written: ReadonlySet<string>): string[] {
+  return onDisk.filter((p) => !written.has(p));
+}

@@ -1,0 +1,91 @@
+import { isWithin } from "../paths.ts";
+import { TOP_LINKS, type Bind, type BindRow, type HostFacts, type SandboxSpec } from "./types.ts";
+import { validateSpec } from "./validate.ts";
+
+type Row = {
+  row: BindRow;
+  why: string;
+  /** The binds this row contributes for one spec, in mount order; [] when it does not apply. */
+  make: (spec: SandboxSpec, facts: HostFacts) => Array<Omit<Bind, "why" | "row">>;
+};
+
+const same = (p: string, mode: Bind["mode"]) => ({ source: p, inside: p, mode });
+
+/**
+ * The bind table of seed 002, in mount order. The root is an empty tmpfs; each bind lands at
+ * its host path so the paths in session.json mean the same inside and out. Nothing else exists.
+ */
+export const BIND_TABLE: readonly Row[] = [
+  { row: "usr", why: "the system's programs and libraries: sh, node, git, coreutils", make: () => [same("/usr", "ro")] },
+  {
+    row: "top-link",
+    why: "the host's links into /usr, or its real directories on split-usr",
+    make: (_s, f) =>
+      TOP_LINKS.flatMap((p) => {
+        const e = f.top[p];
+        if (e.kind === "symlink") return [{ source: e.target, inside: p, mode: "symlink" as const }];
+        if (e.kind === "dir") return [same(p, "ro")];
+        return [];
+      }),
+  },
+  { row: "etc", why: "name resolution, CA certificates, passwd for the user's name", make: () => [same("/etc", "ro")] },
+  { row: "dev", why: "null, zero, urandom and a pty, and no host device", make: () => [{ source: null, inside: "/dev", mode: "private" }] },
+  { row: "proc", why: "the session's own PID namespace, not the host's processes", make: () => [{ source: null, inside: "/proc", mode: "private" }] },
+  {
+    row: "node",
+    why: "node runs the runner and the gate; under /usr it is already there",
+    make: (_s, f) => (isWithin(f.node.realPath, "/usr") ? [] : [{ source: f.node.realPath, inside: f.node.path, mode: "ro" }]),
+  },
+  {
+    row: "runner-file",
+    why: "the repository files the runner loads, and no other file of the checkout",
+    make: (s) => s.runnerFiles.map((p) => same(p, "ro")), // safety: bind-checkout
+  },
+  { row: "adapter", why: "the runner starts it each turn", make: (s) => [same(s.adapter, "ro")] },
+  {
+    row: "node-modules",
+    why: "pi and its packages; Claude Code is one pinned binary and needs none of it",
+    make: (s, f) =>
+      s.harness === "pi" // safety: node-modules-always
+        ? [{ source: f.nodeModulesRealPath, inside: `${s.repo}/node_modules`, mode: "ro" }]
+        : [],
+  },
+  {
+    row: "claude-bin",
+    why: "the pinned Claude Code binary; under /usr it is already there",
+    make: (s, f) =>
+      s.harness === "claude-code" && f.claude !== undefined && !isWithin(f.claude.realPath, "/usr") // safety: claude-bin-not-bound
+        ? [{ source: f.claude.realPath, inside: f.claude.path, mode: "ro" }]
+        : [],
+  },
+  // A read-only mount of a socket still takes connect(); that is all the runner needs.
+  { row: "broker-socket", why: "the runner claims and calls through it", make: (s) => [same(s.brokerSocket, "ro")] },
+  {
+    row: "launch-socket",
+    why: "the launch tool calls it; only a role that may launch gets it",
+    make: (s) => (s.mayLaunch ? [same(s.launchSocket, "ro")] : []), // safety: launch-socket-always
+  },
+  { row: "workspace", why: "where the harness works", make: (s) => [same(s.workspace, "rw")] }, // safety: no-workspace-bind
+  {
+    row: "run-dir",
+    why: "turns/, session/, tools.sock, turn.done, home/, tmp/",
+    make: (s) => [same(s.runDir, "rw")], // safety: runDir-read-only // safety: bind-all-runs
+  },
+  { row: "bundle", why: "stays as the host wrote it", make: (s) => [same(`${s.runDir}/bundle`, "ro")] }, // safety: bundle-writable
+  { row: "session-json", why: "stays as the host wrote it", make: (s) => [same(`${s.runDir}/session.json`, "ro")] }, // safety: session-json-writable
+  // Last, so nothing of the host's /tmp shows through.
+  { row: "tmp", why: "a private /tmp on disk in the run directory", make: (s) => [{ source: `${s.runDir}/tmp`, inside: "/tmp", mode: "rw" }] }, // safety: no-private-tmp
+];
+
+/** The binds for one session, in mount order. Throws a MosaicError for a spec it cannot confine. */
+export function binds(spec: SandboxSpec, facts: HostFacts): Bind[] {
+  validateSpec(spec, facts);
+  return BIND_TABLE.flatMap((r) => r.make(spec, facts).map((b) => ({ ...b, why: r.why, row: r.row })));
+}
+
+/** The system binds alone: what sandboxProblem() proves bwrap can set up on this host. */
+export function systemBinds(facts: HostFacts): Bind[] {
+  const rows = new Set<BindRow>(["usr", "top-link", "etc", "dev", "proc"]);
+  const spec = { harness: "pi", runnerFiles: [] } as unknown as SandboxSpec;
+  return BIND_TABLE.filter((r) => rows.has(r.row)).flatMap((r) => r.make(spec, facts).map((b) => ({ ...b, why: r.why, row: r.row })));
+}

@@ -1,0 +1,80 @@
+import { MosaicError } from "../errors.ts";
+import { hasControlChar, isNormalAbsolute, isWithin } from "../paths.ts";
+import { HARNESSES, type HostFacts, type SandboxSpec } from "./types.ts";
+
+/**
+ * Refuses a spec the sandbox cannot confine as intended. Throws the first problem found,
+ * as a MosaicError naming the field; binds() and bwrapArgv() never see a bad spec.
+ */
+export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
+  if (!(HARNESSES as readonly string[]).includes(spec.harness)) {
+    throw new MosaicError(
+      "unknown-harness",
+      "harness",
+      `${JSON.stringify(spec.harness)} is not a harness; expected one of ${HARNESSES.join(", ")}`,
+    );
+  }
+  for (const field of ["brokerSocket", "launchSocket"] as const) {
+    if (spec[field] === undefined || spec[field] === "") {
+      throw new MosaicError("missing-field", field, `the ${field === "brokerSocket" ? "broker" : "launch"} socket path is required`);
+    }
+  }
+  if (typeof spec.mayLaunch !== "boolean") {
+    throw new MosaicError("missing-field", "mayLaunch", "mayLaunch must be true or false");
+  }
+  const paths: Array<[string, string | undefined]> = [
+    ["repo", spec.repo],
+    ["runner", spec.runner],
+    ["adapter", spec.adapter],
+    ["brokerSocket", spec.brokerSocket],
+    ["launchSocket", spec.launchSocket],
+    ["workspace", spec.workspace],
+    ["runDir", spec.runDir],
+    ...spec.runnerFiles.map((f, i): [string, string] => [`runnerFiles[${i}]`, f]),
+  ];
+  for (const [field, p] of paths) {
+    if (p === undefined) continue;
+    checkPath(field, p);
+  }
+  if (!spec.runnerFiles.includes(spec.runner)) {
+    throw new MosaicError("runner-not-bound", "runner", `${spec.runner} is not one of runnerFiles, so the sandbox would not contain it`);
+  }
+  // A path under /tmp is hidden by the private /tmp, which is bound last.
+  for (const [field, p] of [["workspace", spec.workspace], ["runDir", spec.runDir]] as const) {
+    if (isWithin(p, "/tmp")) {
+      throw new MosaicError(
+        "under-tmp",
+        field,
+        `${p} lies under /tmp, which the session's private /tmp covers; use a path outside /tmp such as /var/tmp or a data root`,
+      );
+    }
+  }
+  if (isWithin(spec.workspace, spec.runDir)) {
+    throw new MosaicError("workspace-in-run", "workspace", `${spec.workspace} lies inside the run directory ${spec.runDir}`);
+  }
+  if (isWithin(spec.runDir, spec.workspace)) {
+    throw new MosaicError("run-in-workspace", "runDir", `${spec.runDir} lies inside the workspace ${spec.workspace}, so the harness could rewrite its own bundle`);
+  }
+  // A workspace or run directory that holds HOME would bind the founder's files read-write.
+  for (const [field, p] of [["workspace", spec.workspace], ["runDir", spec.runDir]] as const) {
+    if (isWithin(facts.home, p)) { // safety: ws-contains-home
+      throw new MosaicError("contains-home", field, `${p} contains the host HOME ${facts.home}; a session would see its secrets`);
+    }
+  }
+}
+
+function checkPath(field: string, p: string): void {
+  if (typeof p !== "string") {
+    throw new MosaicError("not-a-path", field, `expected a path string, got ${typeof p}`);
+  }
+  if (hasControlChar(p)) {
+    throw new MosaicError("control-char", field, `${JSON.stringify(p)} contains a newline, carriage return or NUL`);
+  }
+  if (!isNormalAbsolute(p)) {
+    throw new MosaicError(
+      "not-normal-absolute",
+      field,
+      `${JSON.stringify(p)} must be absolute and normalised (no "..", ".", "//" or trailing "/")`,
+    );
+  }
+}

@@ -1,0 +1,61 @@
+import { execFileSync } from "node:child_process";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { TOP_LINKS, type HostFacts, type TopEntry } from "../core/sandbox/types.ts";
+
+/** Reads the facts the sandbox decisions need from this machine. No decision is made here. */
+export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwrap?: string }): HostFacts {
+  const env = opts.env ?? process.env;
+  const top = Object.fromEntries(TOP_LINKS.map((p) => [p, readTop(p)])) as HostFacts["top"];
+  const claudePath = env.MOSAIC_CLAUDE_BIN || findOnPath("claude", env.PATH ?? "");
+  return {
+    top,
+    node: { path: process.execPath, realPath: realpathSync(process.execPath) },
+    claude: claudePath ? { path: claudePath, realPath: safeRealpath(claudePath) } : undefined,
+    nodeModulesRealPath: safeRealpath(join(opts.repo, "node_modules")),
+    home: env.HOME ?? homedir(),
+    bwrapVersion: readBwrapVersion(opts.bwrap ?? "bwrap"),
+  };
+}
+
+function readTop(p: string): TopEntry {
+  try {
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) return { kind: "symlink", target: readlinkSync(p) };
+    if (st.isDirectory()) return { kind: "dir" };
+    return { kind: "absent" };
+  } catch {
+    return { kind: "absent" };
+  }
+}
+
+function safeRealpath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+function findOnPath(name: string, path: string): string | undefined {
+  for (const dir of path.split(":")) {
+    if (!dir.startsWith("/")) continue;
+    const candidate = join(dir, name);
+    try {
+      lstatSync(candidate);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+export function readBwrapVersion(bwrap: string): string | null {
+  try {
+    return execFileSync(bwrap, ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,26 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "contract",
+          include: ["contract/**/*.test.ts"],
+          globalSetup: ["contract/support/golden-log.ts"],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: "live",
+          include: ["live/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          // Live tests start real sandboxes and CLIs; two cores do not take more at once.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
