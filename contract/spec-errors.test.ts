@@ -28,6 +28,8 @@ const BAD: ReadonlyArray<[name: string, patch: Partial<Record<keyof SandboxSpec,
   ["unknown harness", { harness: "codex" }, "harness", "unknown-harness"],
   ["workspace under /tmp", { workspace: "/tmp/ws" }, "workspace", "under-tmp"],
   ["run dir under /tmp", { runDir: "/tmp/run" }, "runDir", "under-tmp"],
+  ["adapter under /tmp", { adapter: "/tmp/mosaic/adapter.sh" }, "adapter", "under-tmp"],
+  ["broker socket under /tmp", { brokerSocket: "/tmp/bus.sock" }, "brokerSocket", "under-tmp"],
   ["workspace is the host HOME", { workspace: "/home/founder" }, "workspace", "contains-home"],
   ["run dir holds the host HOME", { runDir: "/home" }, "runDir", "contains-home"],
   ["runner not among the runner files", { runner: "/srv/mosaic/src/other.ts" }, "runner", "runner-not-bound"],
@@ -56,6 +58,14 @@ describe("a bad spec gets a typed error naming the field, and no binds", () => {
       return `${name} → ${e.code}: ${e.message}`;
     });
     await matchGolden("sandbox", "spec-errors", "txt", "bad sandbox specs and the error each gets", lines.join("\n"));
+  });
+});
+
+describe("host facts the sandbox cannot honour", () => {
+  it("node under /tmp is refused: the private /tmp would hide it", () => {
+    const onTmp = { ...facts, node: { path: "/tmp/ci/node_modules/node/bin/node", realPath: "/tmp/ci/node_modules/node/bin/node" } };
+    expect(() => binds(good, onTmp)).toThrowError(expect.objectContaining({ code: "under-tmp", field: "hostFacts.node" }));
+    expect(binds(good, facts).length, "positive control: the same spec with node outside /tmp plans").toBeGreaterThan(0);
   });
 });
 

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, existsSync, writeFileSync, chmodSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, existsSync, writeFileSync, chmodSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
@@ -13,7 +13,7 @@ import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { liveIt } from "../src/conformance/live-gate.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 
-const facts: HostFacts = readHostFacts({ repo: REPO_ROOT });
+let facts: HostFacts = readHostFacts({ repo: REPO_ROOT });
 const it = liveIt("bwrap with user namespaces", sandboxProblem(facts));
 
 let scratch: ReturnType<typeof makeScratch>;
@@ -24,6 +24,14 @@ const HOST_TMP_MARK = join("/tmp", `mosaic-live-host-tmp-${process.pid}`);
 beforeAll(async () => {
   scratch = makeScratch("sandbox");
   const r = scratch.root;
+  // A checkout under /tmp (some CI clones) has its node under /tmp, which the private /tmp hides.
+  if (facts.node.path.startsWith("/tmp/")) {
+    const node = join(r, "node/bin/node");
+    mkdirSync(join(r, "node/bin"), { recursive: true });
+    copyFileSync(facts.node.realPath, node);
+    chmodSync(node, 0o755);
+    facts = { ...facts, node: { path: node, realPath: node } };
+  }
   const repo = join(r, "repo");
   const run = join(r, "data/runs/r1");
   const ws = join(r, "data/workspaces/acme/coder");

@@ -36,12 +36,15 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
     if (p === undefined) continue;
     checkPath(field, p);
   }
+  if (isWithin(facts.node.path, "/tmp")) {
+    throw new MosaicError("under-tmp", "hostFacts.node", `node at ${facts.node.path} lies under /tmp, which the session's private /tmp covers; install node outside /tmp`);
+  }
   if (!spec.runnerFiles.includes(spec.runner)) {
     throw new MosaicError("runner-not-bound", "runner", `${spec.runner} is not one of runnerFiles, so the sandbox would not contain it`);
   }
   // A path under /tmp is hidden by the private /tmp, which is bound last.
-  for (const [field, p] of [["workspace", spec.workspace], ["runDir", spec.runDir]] as const) {
-    if (isWithin(p, "/tmp")) {
+  for (const [field, p] of paths) {
+    if (p !== undefined && isWithin(p, "/tmp")) {
       throw new MosaicError(
         "under-tmp",
         field,
