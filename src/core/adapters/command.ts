@@ -52,7 +52,8 @@ export function piCommand(inp: AdapterInput, piBinary: string): AdapterCommand {
     piBinary, "-p",
     "--provider", route.provider, "--model", route.model, ...thinking,
     "--no-session", "--offline",
-    "-nc", "-ns", "-ne",
+    "-nc", "-ns", "-ne", // no AGENTS.md/CLAUDE.md, skills or discovered extensions
+    "-np", "-na", // no prompt templates, and no project-local .pi files from the workspace
     "-e", `${paths.repo}/src/host/pi-extension.ts`,
     // Pi's allowlist covers extension tools too, so the typed tools must be on it.
     "--tools", [...builtIns, ...inp.typedTools].join(","),

@@ -32,6 +32,13 @@ function isComplete(vars: RouteVarsValue): boolean {
   return isSet(vars.thinking) || (mod !== undefined && !mod.thinkingRequired);
 }
 
+/** The vars a route lacks, as document paths. */
+function missing(vars: RouteVarsValue, prefix: string): string[] {
+  const mod = isSet(vars.harness) ? loadHarness(vars.harness) : undefined;
+  const need = mod !== undefined && !mod.thinkingRequired ? (["harness", "model"] as const) : (["harness", "model", "thinking"] as const);
+  return need.filter((k) => !isSet(vars[k])).map((k) => `${prefix}${k}`);
+}
+
 function describe(vars: RouteVarsValue): string {
   return `${vars.harness ?? "?"} ${vars.model ?? "?"} thinking ${vars.thinking ?? "unset"}`;
 }
@@ -68,9 +75,9 @@ export function chooseRoute(
   const fb = vars.fallback;
   const fbAny = fb !== undefined && [fb.harness, fb.model, fb.thinking].some(isSet);
   if (fbAny && !isComplete(fb))
-    return refuse("partial-fallback", `vars.fallback: ${describe(fb)} is partial; set harness, model and thinking together, or none`);
+    return refuse("partial-fallback", `vars.fallback: ${missing(fb, "vars.fallback.").join(", ")} not set while other fallback vars are; set the fallback's harness, model and thinking together, or none`);
   if (!isComplete(vars))
-    return refuse("no-route", `vars: ${describe(vars)}: a session needs the instance's harness, model and thinking vars`);
+    return refuse("no-route", `vars: ${missing(vars, "vars.").join(", ")} not set; a session's route comes only from the instance's harness, model and thinking vars`);
 
   const primary = checkRoute("primary", vars, settings);
   if (!primary.ok) return primary.refusal;
