@@ -57,7 +57,10 @@ function parseWith<T>(schema: z.ZodType<T>, doc: unknown): T {
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   const missing = issue.code === "invalid_type" && issue.message.includes("undefined");
-  throw new MosaicError(missing ? "missing-field" : "bad-field", formatPath(issue.path), issue.message);
+  // An unknown key is reported at its parent; name the key itself, where a person would look.
+  const path = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path;
+  const message = issue.code === "unrecognized_keys" ? "not a field of the resolved instance (a typo?)" : issue.message;
+  throw new MosaicError(missing ? "missing-field" : "bad-field", formatPath(path), message);
 }
 
 /**
