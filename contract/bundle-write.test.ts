@@ -31,7 +31,7 @@ function thrown(f: () => void): { code?: string } {
     expect(isMosaicError(e), String(e)).toBe(true);
     return e as { code: string };
   }
-  throw new Error("expected writeBundle to throw");
+  return expect.fail("expected writeBundle to throw");
 }
 
 describe("writeBundle", () => {

@@ -123,6 +123,7 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
     expect(mcp.mcpServers.mosaic!.type).toBe("stdio");
     for (const t of tools.tools) expect(t.harnessName).toBe(`mcp__mosaic__${t.name}`);
 
+    expect(after("--tools"), "built-in tools only from the limit").toBe((policy.builtInTools as string[]).join(","));
     expect(after("--settings")).toBe(`${p.bundleDir}/settings.json`);
     expect(after("--setting-sources"), "no user, project or local settings load").toBe("");
     expect(argv, "only the bundle's MCP server").toContain("--strict-mcp-config");
@@ -138,6 +139,7 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
     expect(after("-e"), "the gate's extension is loaded").toBe(`${c.facts.repo}/src/host/pi-extension.ts`);
     for (const f of ["-np", "-na"]) expect(argv, f).toContain(f);
     expect(argv.includes("--thinking"), "--thinking only when set").toBe(p.thinking !== null);
+    expect(argv, "Pi's tool allowlist is set").toContain("--tools");
     expect(after("--tools")!.split(","), "Pi's allowlist covers built-ins and typed tools").toEqual([...(policy.builtInTools as string[]), ...(policy.typedTools as string[])]);
     expect(p.adapter.env.PI_CODING_AGENT_DIR).toBe(`${c.facts.runDir}/session/pi-agent`);
   }

@@ -43,6 +43,12 @@ function sharedEnv(inp: AdapterInput, builtIns: readonly string[]): Record<strin
   return env;
 }
 
+/** Only ENV_ALLOW from the host, then the adapter's own variables; never the host's whole environment. */
+function adapterEnvironment(inp: AdapterInput, builtIns: readonly string[]): Record<string, string> {
+  const fromHost = sessionEnv(inp.hostEnv); // safety: adapter-env-unfiltered
+  return { ...fromHost, ...sharedEnv(inp, builtIns), ...inp.route.module.adapterEnv(inp.paths) };
+}
+
 /** Pi: print mode, no session file, no network at startup, no ambient context, skills or extensions but the gate's. */
 export function piCommand(inp: AdapterInput, piBinary: string): AdapterCommand {
   const { route, paths } = inp;
@@ -52,15 +58,16 @@ export function piCommand(inp: AdapterInput, piBinary: string): AdapterCommand {
     piBinary, "-p",
     "--provider", route.provider, "--model", route.model, ...thinking,
     "--no-session", "--offline",
+    // safety: pi-ambient-context
     "-nc", "-ns", "-ne", // no AGENTS.md/CLAUDE.md, skills or discovered extensions
     "-np", "-na", // no prompt templates, and no project-local .pi files from the workspace
-    "-e", `${paths.repo}/src/host/pi-extension.ts`,
+    "-e", `${paths.repo}/src/host/pi-extension.ts`, // safety: pi-no-gate
     // Pi's allowlist covers extension tools too, so the typed tools must be on it.
-    "--tools", [...builtIns, ...inp.typedTools].join(","),
+    "--tools", [...builtIns, ...inp.typedTools].join(","), // safety: pi-tools-unlimited
     "--append-system-prompt", `${bundleDir(paths.runDir)}/prompt.md`,
     "--",
   ];
-  return { argv, env: { ...sessionEnv(inp.hostEnv), ...sharedEnv(inp, builtIns), ...route.module.adapterEnv(paths) }, cwd: inp.workspace, stdin: "closed" };
+  return { argv, env: adapterEnvironment(inp, builtIns), cwd: inp.workspace, stdin: "closed" };
 }
 
 /** MOSAIC_CLAUDE_BIN when set and non-empty, else claude from PATH; the preflight already refused a relative one. */
@@ -90,12 +97,12 @@ export function claudeCommand(inp: AdapterInput): AdapterCommand {
     "--restricted",
     "--mcp-config", `${b}/mcp.json`,
     "--strict-mcp-config", // safety: strict-mcp-dropped
-    "--tools", builtIns.join(","),
+    "--tools", builtIns.join(","), // safety: claude-tools-unlimited
     // dontAsk denies whatever is not listed; the PreToolUse hook still runs first and can block.
-    "--permission-mode", "dontAsk",
+    "--permission-mode", "dontAsk", // safety: claude-bypass-permissions
     "--allowedTools", [...builtIns, ...inp.typedTools].join(","),
     "--append-system-prompt-file", `${b}/prompt.md`,
     "--",
   ];
-  return { argv, env: { ...sessionEnv(inp.hostEnv), ...sharedEnv(inp, builtIns), ...route.module.adapterEnv(paths) }, cwd: inp.workspace, stdin: "closed" };
+  return { argv, env: adapterEnvironment(inp, builtIns), cwd: inp.workspace, stdin: "closed" };
 }

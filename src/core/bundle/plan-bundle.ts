@@ -92,7 +92,7 @@ export function planBundle(inp: BundleInput): BundleFiles {
       hooks: {
         PreToolUse: [
           {
-            matcher: "*",
+            matcher: "*", // safety: hook-matcher-narrowed
             hooks: [{ type: "command", command: gateHookCommand(paths.node, paths.repo, `${bundle}/policy.json`), timeout: HOOK_TIMEOUT_SECONDS }],
           },
         ],

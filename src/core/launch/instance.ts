@@ -11,6 +11,7 @@ export const TOOL_LIMIT_NAMES = ["read", "edit", "write", "bash", "grep", "find"
  */
 const SAFE_PATH = /^[A-Za-z0-9._/@+-]+$/;
 
+// safety: unsafe-path-accepted
 const absolutePath = z.string().refine((p) => isNormalAbsolute(p) && !hasControlChar(p) && SAFE_PATH.test(p), {
   message: "must be a normal absolute path of letters, digits and . _ / @ + -",
 });

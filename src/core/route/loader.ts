@@ -6,7 +6,7 @@ import { claudeCode } from "./claude-code.ts";
 const MODULES: Readonly<Record<string, HarnessModule>> = { pi, "claude-code": claudeCode };
 
 export function loadHarness(name: string): HarnessModule | undefined {
-  return Object.hasOwn(MODULES, name) ? MODULES[name] : undefined;
+  return Object.hasOwn(MODULES, name) ? MODULES[name] : undefined; // safety: loader-prototype
 }
 
 export function harnessNames(): string[] {
