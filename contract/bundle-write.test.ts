@@ -7,6 +7,8 @@ import { sha256 } from "../src/core/bundle/digest.ts";
 import { writeBundle } from "../src/host/write-bundle.ts";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
 import { isMosaicError } from "../src/core/errors.ts";
+import { readSourceDigests, SOURCE_FILES } from "../src/host/launch-facts.ts";
+import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { loadCase } from "./support/launch-cases.ts";
 
 function claudeBundle(): Record<string, string> {
@@ -103,6 +105,23 @@ describe("sha256 in core", () => {
   it("matches node:crypto across block boundaries and non-ASCII text", () => {
     for (const s of ["", "abc", "a".repeat(55), "a".repeat(56), "a".repeat(64), "a".repeat(119), "héllo ✓ 𝄞".repeat(50)]) {
       expect(sha256(s), `length ${s.length}`).toBe(createHash("sha256").update(s, "utf8").digest("hex"));
+    }
+  });
+});
+
+describe("source digests", () => {
+  it("are the sha256 of the real files, and absent ones say so", () => {
+    const real = readSourceDigests(REPO_ROOT);
+    expect(real.tools).toBe(createHash("sha256").update(readFileSync(join(REPO_ROOT, SOURCE_FILES.tools))).digest("hex"));
+    for (const [k, rel] of Object.entries(SOURCE_FILES)) {
+      const path = join(REPO_ROOT, rel);
+      expect(real[k as keyof typeof real], rel).toBe(existsSync(path) ? createHash("sha256").update(readFileSync(path)).digest("hex") : "absent");
+    }
+    const empty = mkdtempSync(join(tmpdir(), "mosaic-empty-"));
+    try {
+      expect(Object.values(readSourceDigests(empty))).toEqual(["absent", "absent", "absent", "absent"]);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
     }
   });
 });
