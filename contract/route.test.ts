@@ -221,3 +221,20 @@ describe("resolved instance schema", () => {
     await matchGolden("launch", "spec-errors", "txt", "resolved-instance schema errors: each names the path in the document", lines.join("\n"));
   });
 });
+
+describe("adapter guard", () => {
+  it("the Claude Code command refuses to build without a thinking level for --effort", async () => {
+    const { claudeCommand } = await import("../src/core/adapters/command.ts");
+    const c = loadCase("claude-coder");
+    const route = { harness: "claude-code" as const, module: loadHarness("claude-code")!, provider: "anthropic", model: "claude-sonnet-4-5", thinking: null };
+    const inp = { route, paths: { runDir: c.facts.runDir, repo: c.facts.repo, node: c.facts.node.path }, workspace: c.instance.workspace, toolLimit: ["read"], typedTools: [], hostEnv: c.env };
+    let err: unknown;
+    try {
+      claudeCommand(inp);
+    } catch (e) {
+      err = e;
+    }
+    expect(isMosaicError(err) && err.code).toBe("no-effort");
+    expect(claudeCommand({ ...inp, route: { ...route, thinking: "low" } }).argv, "positive control").toContain("--effort");
+  });
+});
