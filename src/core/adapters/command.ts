@@ -60,7 +60,7 @@ export function piCommand(inp: AdapterInput, piBinary: string): AdapterCommand {
     "--no-session", "--offline",
     // safety: pi-ambient-context
     "-nc", "-ns", "-ne", // no AGENTS.md/CLAUDE.md, skills or discovered extensions
-    "-np", "-na", // no prompt templates, and no project-local .pi files from the workspace
+    "-np", "-na", // safety: pi-project-files (no prompt templates, no project-local .pi files from the workspace)
     "-e", `${paths.repo}/src/host/pi-extension.ts`, // safety: pi-no-gate
     // Pi's allowlist covers extension tools too, so the typed tools must be on it.
     "--tools", [...builtIns, ...inp.typedTools].join(","), // safety: pi-tools-unlimited
