@@ -98,6 +98,7 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
   expect(manifest.sources).toEqual(c.facts.digests);
 
   const argv = p.adapter.argv;
+  expect(argv.join(" "), "no credential value in argv").not.toContain(STAND_IN);
   expect(argv, "--bare silently skips hooks").not.toContain("--bare");
   expect(argv.at(-1), "options end before the message").toBe("--");
   expect(p.adapter.stdin).toBe("closed");

@@ -2,7 +2,7 @@ import type { Policy } from "../policy.ts";
 import type { ResolvedInstance } from "../launch/instance.ts";
 import type { Route, RouteWhich } from "../route/choose-route.ts";
 import type { RunPaths } from "../route/types.ts";
-import { actionsWithoutTool, describeVia, renderTools, selectTools } from "../tools/catalog.ts";
+import { actionsWithoutTool, describeVia, heldActions, renderTools, selectTools } from "../tools/catalog.ts";
 import { canonicalJson, sha256 } from "./digest.ts";
 import { HOOK_TIMEOUT_SECONDS, gateHookCommand } from "./hook.ts";
 
@@ -65,7 +65,7 @@ function renderPrompt(inp: BundleInput, toolLines: string[]): string {
 export function planBundle(inp: BundleInput): BundleFiles {
   const { instance, route, paths } = inp;
   const mod = route.module;
-  const actions = [...instance.actions.withinRole, ...instance.actions.crossRole];
+  const actions = heldActions(instance.actions);
   const tools = selectTools(actions);
   const typedTools = tools.map((t) => mod.typedToolName(t.name));
   const builtInTools = mod.builtInTools(instance.limits.tools);

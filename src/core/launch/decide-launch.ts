@@ -7,7 +7,7 @@ import { refuse, type Refusal } from "../route/refusals.ts";
 import type { BinaryFacts, RunPaths, TurnEnd } from "../route/types.ts";
 import { bundleDir, planBundle, type BundleFiles, type SourceDigests } from "../bundle/plan-bundle.ts";
 import { claudeCommand, piCommand, type AdapterCommand } from "../adapters/command.ts";
-import { selectTools } from "../tools/catalog.ts";
+import { heldActions, selectTools } from "../tools/catalog.ts";
 import type { LaunchSettings, ResolvedInstance } from "./instance.ts";
 
 /** What the launch decision reads from the machine, gathered by src/host and passed in as data. */
@@ -81,7 +81,7 @@ export function decideLaunch(
     instance, route, which: choice.which, reason: choice.reason, harnessVersion, paths,
     credentialSet, digests: facts.digests,
   });
-  const typedTools = selectTools([...instance.actions.withinRole, ...instance.actions.crossRole]).map((t) => route.module.typedToolName(t.name));
+  const typedTools = selectTools(heldActions(instance.actions)).map((t) => route.module.typedToolName(t.name));
   const adapterInput = { route, paths, workspace: instance.workspace, toolLimit: instance.limits.tools, typedTools, hostEnv: env };
   const adapter = route.harness === "pi" ? piCommand(adapterInput, binary.path) : claudeCommand(adapterInput);
 

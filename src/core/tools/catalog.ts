@@ -39,6 +39,11 @@ export function selectTools(actions: readonly string[]): TypedTool[] {
   return TOOL_CATALOG.filter((t) => ("every" in t.grant ? true : held.has(t.grant.action)));
 }
 
+/** Every action an instance holds, within-role and cross-role alike: both get typed tools. */
+export function heldActions(actions: { withinRole: readonly string[]; crossRole: readonly string[] }): string[] {
+  return [...actions.withinRole, ...actions.crossRole];
+}
+
 /** Held actions no typed tool serves: listed in the manifest so a reviewer sees what the session cannot do. */
 export function actionsWithoutTool(actions: readonly string[]): string[] {
   const served = new Set(TOOL_CATALOG.flatMap((t) => ("action" in t.grant ? [t.grant.action] : [])));
