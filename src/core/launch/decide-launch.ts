@@ -1,4 +1,4 @@
-import type { Harness } from "../sandbox/types.ts";
+import type { BindRow, Harness } from "../sandbox/types.ts";
 import { presentCredentialSet } from "../session/credentials.ts";
 import { founderVariables } from "../session/env.ts";
 import { SESSION_CREDENTIALS } from "../session/credentials.ts";
@@ -36,7 +36,7 @@ export interface LaunchPlan {
   adapter: AdapterCommand;
   turnEnd: TurnEnd;
   sessionFiles: string;
-  sandboxMounts: string[];
+  sandboxMounts: BindRow[];
 }
 
 export type LaunchDecision = { kind: "launch"; plan: LaunchPlan } | Refusal;

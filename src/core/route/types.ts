@@ -1,4 +1,4 @@
-import type { Harness } from "../sandbox/types.ts";
+import type { BindRow, Harness } from "../sandbox/types.ts";
 
 /** What the launcher knows about one harness binary, read by src/host and passed in as data. */
 export interface BinaryFacts {
@@ -48,7 +48,7 @@ export interface HarnessModule {
   /** argv the host runs to read the version (as data: core never spawns). */
   versionProbe(binary: string): string[];
   /** Rows of the sandbox bind table only this harness needs. */
-  sandboxMounts: readonly string[];
+  sandboxMounts: readonly BindRow[];
   /** The harness's built-in tool names for each neutral tool-limit name. */
   builtInTools(limit: readonly string[]): string[];
   /** The name the harness shows the model for a typed tool. */
