@@ -1,0 +1,22 @@
+/** Quotes one word for /bin/sh: single quotes, with any ' spelled '\''. */
+export function shQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Seconds the gate gets before timeout sends TERM, then KILL 2 s later. */
+export const GATE_TIMEOUT_SECONDS = 10;
+export const GATE_KILL_AFTER_SECONDS = 2;
+/** Claude Code's own limit on the hook: longer than the wrapper's, so the wrapper always decides. */
+export const HOOK_TIMEOUT_SECONDS = 20;
+
+/**
+ * The PreToolUse hook command. Claude Code lets a tool run when the hook command is missing or
+ * exits anything but 2, so the gate runs under timeout and any other exit becomes 2: a missing
+ * gate, a crash and a hang all block (S0 lines 2 to 4).
+ */
+export function gateHookCommand(node: string, repo: string, policyFile: string): string {
+  const gate = [node, `${repo}/src/host/claude-gate.ts`, policyFile].map(shQuote).join(" ");
+  // safety: hook-no-timeout
+  const bounded = `timeout -k ${GATE_KILL_AFTER_SECONDS} ${GATE_TIMEOUT_SECONDS} ${gate}`;
+  return `${bounded} || exit 2`; // safety: hook-fails-open
+}
