@@ -1,0 +1,19 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect } from "vitest";
+import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { liveIt } from "../src/conformance/live-gate.ts";
+import { readBwrapVersion } from "../src/host/host-facts.ts";
+
+const it = liveIt("bwrap installed", readBwrapVersion("bwrap") === null ? "bwrap is not on PATH (apt-get install bubblewrap)" : null);
+
+describe("npm start's command on this machine", () => {
+  it("plans the shipped example, probes bwrap, and exits 0", () => {
+    const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), "plan", "scenarios/plan/pi-coder.json", "--json"], { encoding: "utf8", cwd: REPO_ROOT });
+    expect(r.status, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.argv[0]).toBe("bwrap");
+    expect(doc.binds.at(-1).inside).toBe("/tmp");
+    expect(doc.probe).toEqual({ ok: true, bwrapVersion: expect.stringMatching(/^bubblewrap /), problem: null });
+  });
+});
