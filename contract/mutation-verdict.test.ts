@@ -8,7 +8,7 @@ function test(name: string, failure?: TestOutcome["failure"]): TestOutcome {
   return { test: `t.test.ts > d > ${name}`, state: failure ? "failed" : "passed", durationMs: 1, ...(failure ? { failure } : {}) };
 }
 function run(tests: TestOutcome[], extra: Partial<RunOutcome> = {}): RunOutcome {
-  return { tests, loadErrors: [], unhandled: [], wallMs: 1, ...extra };
+  return { tests, loadErrors: [], unhandled: [], wallMs: 1, fileMs: 1, ...extra };
 }
 const assertion = { kind: "assertion" as const, message: "expected 1 to be 2" };
 const golden = { kind: "golden" as const, message: "Snapshot `d > expected 1` mismatched" };

@@ -56,8 +56,11 @@ function outcomeOf(result: TestRunResult, requested: readonly string[], wallMs: 
   const tests: TestOutcome[] = [];
   const loadErrors: RunOutcome["loadErrors"] = [];
   const unhandled: string[] = result.unhandledErrors.map((e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)));
+  let fileMs = 0;
   for (const m of modules) {
     const file = relative(args.root, m.moduleId);
+    const d = m.diagnostic();
+    fileMs += d.prepareDuration + d.environmentSetupDuration + d.setupDuration + d.collectDuration;
     let ran = 0;
     for (const t of m.children.allTests()) {
       const r = t.result();
@@ -75,7 +78,7 @@ function outcomeOf(result: TestRunResult, requested: readonly string[], wallMs: 
     }
   }
   for (const f of requested) if (!modules.some((m) => m.moduleId === resolve(args.root, f))) loadErrors.push({ file: f, message: "the test file did not report" });
-  return { tests, loadErrors, unhandled, wallMs };
+  return { tests, loadErrors, unhandled, wallMs, fileMs };
 }
 
 async function run(msg: Extract<ToHost, { type: "run" }>): Promise<void> {
@@ -95,11 +98,14 @@ process.on("message", (msg: ToHost) => {
   if (msg.type === "close") {
     queue = queue.then(async () => {
       await vitest.close();
-      process.disconnect();
+      process.exit(0);
     });
     return;
   }
   queue = queue.then(() => run(msg));
 });
+
+// The runner gone means nobody will stop a mutant's endless loop: go with it.
+process.on("disconnect", () => process.exit(1));
 
 send({ type: "ready", projects: projectInfo() });

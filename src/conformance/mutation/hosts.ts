@@ -8,6 +8,9 @@ import type { RunOutcome } from "./verdict.ts";
 
 const HOST_SCRIPT = join(import.meta.dirname, "host.ts");
 
+/** Set in every test host, so a test of the runner itself can stay out of the runner's own runs. */
+export const MUTATION_HOST_ENV = "MOSAIC_MUTATION_HOST";
+
 export type RunReply = { kind: "done"; outcome: RunOutcome } | { kind: "timeout" } | { kind: "died"; message: string };
 
 export type Host = {
@@ -35,7 +38,7 @@ export async function startHost(index: number, tree: string, args: HostArgs, log
     cwd: tree,
     detached: true,
     stdio: ["ignore", log, log, "ipc"],
-    env: { ...process.env, CI: "true" },
+    env: { ...process.env, CI: "true", [MUTATION_HOST_ENV]: "1" },
   });
   closeSync(log);
   let nextId = 1;

@@ -106,7 +106,7 @@ function makeLock(): () => Promise<() => void> {
 }
 
 const asOutcome = (reply: RunReply): RunOutcome | undefined =>
-  reply.kind === "done" ? reply.outcome : reply.kind === "died" ? { tests: [], loadErrors: [], unhandled: [reply.message], wallMs: 0 } : undefined;
+  reply.kind === "done" ? reply.outcome : reply.kind === "died" ? { tests: [], loadErrors: [], unhandled: [reply.message], wallMs: 0, fileMs: 0 } : undefined;
 
 export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Promise<RunResult> {
   const fatal: string[] = [];
@@ -248,10 +248,11 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       }
       if (timedOut) h = await respawn(h);
       const seconds = (performance.now() - start) / 1000;
-      const empty: RunOutcome = { tests: [], loadErrors: [], unhandled: [], wallMs: 0 };
+      const empty: RunOutcome = { tests: [], loadErrors: [], unhandled: [], wallMs: 0, fileMs: 0 };
       const verdict: Verdict = classifyMutant(m.killedBy, killers ?? empty, tier, timedOut);
       const ran = [...(killers?.tests ?? []), ...(tier?.tests ?? [])].filter((t) => t.state !== "skipped");
-      if (!timedOut) overheadMs.push(seconds * 1000 - ran.reduce((s, t) => s + t.durationMs, 0));
+      const ownMs = ran.reduce((s, t) => s + t.durationMs, 0) + (killers?.fileMs ?? 0) + (tier?.fileMs ?? 0);
+      if (!timedOut) overheadMs.push(seconds * 1000 - ownMs);
       return { mutant: m, line, site, verdict, seconds, testsRun: [...new Set(ran.map((t) => t.test))] };
     };
 

@@ -21,6 +21,8 @@ export type RunOutcome = {
   /** Errors vitest caught outside any test. */
   unhandled: string[];
   wallMs: number;
+  /** Time vitest spent preparing, loading and collecting the test files: the tests' own cost, not the runner's. */
+  fileMs: number;
 };
 
 export type Verdict =
