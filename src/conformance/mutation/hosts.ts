@@ -59,7 +59,10 @@ export async function startHost(index: number, tree: string, args: HostArgs, log
     onEarlyExit?.(exited);
   });
 
+  let killed = false;
+  const gone = new Promise<void>((r) => child.once("exit", () => r()));
   const killGroup = () => {
+    killed = true;
     if (child.pid === undefined || exited) return;
     try {
       process.kill(-child.pid, "SIGKILL");
@@ -98,7 +101,7 @@ export async function startHost(index: number, tree: string, args: HostArgs, log
     },
     async close() {
       if (exited) return;
-      const gone = new Promise<void>((r) => child.once("exit", () => r()));
+      if (killed) return gone;
       child.send({ type: "close" });
       const timer = setTimeout(killGroup, 5_000);
       await gone;

@@ -185,12 +185,13 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       }
     };
 
-    /** Replaces a host killed for a timeout, on its own (restored) tree. */
-    const respawn = async (h: Host): Promise<Host> => {
-      h.kill();
-      const fresh = await spawn(h.index, h.tree);
-      hosts[h.index] = fresh;
-      return fresh;
+    /** Hosts killed for a timeout; each is replaced only when it is needed again. */
+    const dead = new Set<number>();
+    const hostFor = async (index: number): Promise<Host> => {
+      if (!dead.has(index)) return hosts[index]!;
+      dead.delete(index);
+      hosts[index] = await spawn(index, hosts[index]!.tree);
+      return hosts[index]!;
     };
 
     // The sentinel, on every host: its tests pass, fail once it is applied, and pass again once it
@@ -198,10 +199,13 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     const sentinelSpecs = killerSpecs(opts.sentinel);
     await Promise.all(
       hosts.map(async (h) => {
-        const warm = asOutcome(await runOn(h, sentinelSpecs, []));
-        if (!warm || warm.tests.some((t) => t.state === "failed") || warm.loadErrors.length > 0) {
-          fatal.push(`host ${h.index}: the sentinel ${opts.sentinel.id}'s tests do not pass on the unmutated tree`);
-          return;
+        // Host 0's baseline already loaded the sentinel's tests; the others load them here.
+        if (h.index !== 0) {
+          const warm = asOutcome(await runOn(h, sentinelSpecs, []));
+          if (!warm || warm.tests.some((t) => t.state === "failed") || warm.loadErrors.length > 0) {
+            fatal.push(`host ${h.index}: the sentinel ${opts.sentinel.id}'s tests do not pass on the unmutated tree`);
+            return;
+          }
         }
         const restore = mutate(h, opts.sentinel);
         const hit = asOutcome(await runOn(h, sentinelSpecs, [opts.sentinel.file]));
@@ -228,7 +232,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       const site = catalog.sites.get(m.id)!;
       const line = mutantLine(m, catalog.tags, site);
       if (site.kind === "stale") return { mutant: m, line, site, verdict: { kind: "stale", why: site.why }, seconds: 0, testsRun: [] };
-      let h = hosts[index]!;
+      const h = await hostFor(index);
       const start = performance.now();
       const restore = mutate(h, m);
       let timedOut: "killers" | "tier" | undefined;
@@ -246,7 +250,10 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       } finally {
         restore();
       }
-      if (timedOut) h = await respawn(h);
+      if (timedOut) {
+        h.kill();
+        dead.add(index);
+      }
       const seconds = (performance.now() - start) / 1000;
       const empty: RunOutcome = { tests: [], loadErrors: [], unhandled: [], wallMs: 0, fileMs: 0 };
       const verdict: Verdict = classifyMutant(m.killedBy, killers ?? empty, tier, timedOut);
@@ -269,16 +276,15 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     );
     records.push(...opts.selected.map((m) => done.get(m.id)!));
 
-    // After: the suite is green again on every tree, and no golden moved.
-    await Promise.all(
-      hosts.map(async (h) => {
-        const after = asOutcome(await runOn(h, baselineFiles.map((file) => ({ file })), []));
-        const failed = after ? [...after.loadErrors.map((e) => e.file), ...after.tests.filter((t) => t.state === "failed").map((t) => t.test)] : ["(did not finish)"];
-        if (failed.length > 0) fatal.push(`host ${h.index}: the suite is not green after the run: ${failed.join(", ")}`);
-      }),
-    );
+    // After: the suite is green again, and every tree holds the checkout's bytes and goldens. One
+    // host's run proves the suite; the byte checks cover every tree, a killed host's included.
+    const last = await hostFor(0);
+    const after = asOutcome(await runOn(last, baselineFiles.map((file) => ({ file })), []));
+    const failed = after ? [...after.loadErrors.map((e) => e.file), ...after.tests.filter((t) => t.state === "failed").map((t) => t.test)] : ["(did not finish)"];
+    if (failed.length > 0) fatal.push(`the suite is not green after the run: ${failed.join(", ")}`);
     hosts.forEach((h, i) => {
-      if (hashDir(join(h.tree, "goldens")) !== treeGoldens[i]) fatal.push(`host ${i}: goldens/ changed during the mutation run: a run must never write a golden`);
+      for (const [file, bytes] of rootSources) if (!readFileSync(join(h.tree, file)).equals(bytes)) fatal.push(`tree ${i}: ${file} differs from the checkout after the run`);
+      if (hashDir(join(h.tree, "goldens")) !== treeGoldens[i]) fatal.push(`tree ${i}: goldens/ changed during the mutation run: a run must never write a golden`);
     });
     for (const [file, bytes] of rootSources) if (!readFileSync(join(opts.root, file)).equals(bytes)) fatal.push(`the checkout's ${file} changed during the run`);
     if (hashDir(join(opts.root, "goldens")) !== rootGoldens) fatal.push("the checkout's goldens/ changed during the run");
