@@ -86,7 +86,8 @@ describe.skipIf(insideMutationRun)("the mutation runner on its fixture project",
   });
 
   it("proved the sentinel on every host before the mutants", () => {
-    expect(run.stdout).toContain("sentinel fixture-dotdot: killed and restored on 2 host(s)");
+    expect(run.stdout).toMatch(/^[\d.]+s sentinel fixture-dotdot: killed and restored on 2 host\(s\)$/m);
+    expect(run.stdout).toMatch(/^[\d.]+s after: the suite is green again$/m);
   });
 
   it("leaves the fixture's source and goldens as they were, and removes its tree copies", () => {

@@ -120,6 +120,8 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
   const workers = Math.max(1, Math.min(opts.workers, opts.selected.length));
   const hosts: Host[] = [];
   const treeGoldens: string[] = [];
+  const t0 = performance.now();
+  const at = () => `${((performance.now() - t0) / 1000).toFixed(1)}s`;
 
   const spawn = async (i: number, tree: string) =>
     startHost(i, tree, { root: tree, configFile: configFile && join(tree, configFile), pool: opts.pool, projects: undefined }, join(runDir, `host-${i}.log`));
@@ -132,6 +134,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       treeGoldens.push(hashDir(join(tree, "goldens")));
     }
     hosts.push(...(await Promise.all(treeGoldens.map((_, i) => spawn(i, join(runDir, `tree-${i}`))))));
+    opts.log(`${at()} ${hosts.length} test host(s) ready on tree copies in ${runDir}`);
 
     // Every killer must be a test file of some project, and every tier the catalog uses runs green first.
     const h0 = hosts[0]!;
@@ -139,11 +142,15 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     for (const m of allKillers) for (const s of killerSpecs(m)) if (!projectOf(h0, s.file)) fatal.push(`${m.id}: killedBy file ${s.file} is not a test file of any vitest project`);
     if (fatal.length > 0) return { records, fatal, tests, overheadMs };
     const baselineFiles = [...new Set(allKillers.flatMap((m) => tierFiles(h0, m)))].sort();
+    // The other hosts load the sentinel's tests while host 0 runs the baseline.
+    const sentinelSpecs = killerSpecs(opts.sentinel);
+    const warmups = new Map(hosts.slice(1).map((h) => [h.index, h.run(sentinelSpecs, [], 600_000)]));
     const baseline = await h0.run(baselineFiles.map((file) => ({ file })), [], 600_000);
     const base = asOutcome(baseline);
     if (!base) return { records, fatal: ["the baseline run (the suite before any mutant) did not finish"], tests, overheadMs };
     const red = [...base.loadErrors.map((e) => `${e.file}: ${e.message}`), ...base.unhandled, ...base.tests.filter((t) => t.state === "failed").map((t) => `${t.test}: ${t.failure?.message}`)];
     if (red.length > 0) return { records, fatal: [`the suite is not green before the run (${opts.pool} pool):`, ...red.map((r) => `  ${r}`)], tests, overheadMs };
+    opts.log(`${at()} before: ${base.tests.filter((t) => t.state === "passed").length} tests of ${baselineFiles.length} files green`);
     const durations = new Map<string, number>();
     for (const t of base.tests) {
       const file = parseTestRef(t.test).file;
@@ -196,12 +203,11 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
 
     // The sentinel, on every host: its tests pass, fail once it is applied, and pass again once it
     // is restored. A host serving a cached module fails one of the three.
-    const sentinelSpecs = killerSpecs(opts.sentinel);
     await Promise.all(
       hosts.map(async (h) => {
         // Host 0's baseline already loaded the sentinel's tests; the others load them here.
         if (h.index !== 0) {
-          const warm = asOutcome(await runOn(h, sentinelSpecs, []));
+          const warm = asOutcome(await warmups.get(h.index)!);
           if (!warm || warm.tests.some((t) => t.state === "failed") || warm.loadErrors.length > 0) {
             fatal.push(`host ${h.index}: the sentinel ${opts.sentinel.id}'s tests do not pass on the unmutated tree`);
             return;
@@ -221,7 +227,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       }),
     );
     if (fatal.length > 0) return { records, fatal, tests, overheadMs };
-    opts.log(`sentinel ${opts.sentinel.id}: killed and restored on ${hosts.length} host(s)`);
+    opts.log(`${at()} sentinel ${opts.sentinel.id}: killed and restored on ${hosts.length} host(s)`);
 
     const queue = [...opts.selected];
     const done = new Map<string, MutantRecord>();
@@ -282,6 +288,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     const after = asOutcome(await runOn(last, baselineFiles.map((file) => ({ file })), []));
     const failed = after ? [...after.loadErrors.map((e) => e.file), ...after.tests.filter((t) => t.state === "failed").map((t) => t.test)] : ["(did not finish)"];
     if (failed.length > 0) fatal.push(`the suite is not green after the run: ${failed.join(", ")}`);
+    else opts.log(`${at()} after: the suite is green again`);
     hosts.forEach((h, i) => {
       for (const [file, bytes] of rootSources) if (!readFileSync(join(h.tree, file)).equals(bytes)) fatal.push(`tree ${i}: ${file} differs from the checkout after the run`);
       if (hashDir(join(h.tree, "goldens")) !== treeGoldens[i]) fatal.push(`tree ${i}: goldens/ changed during the mutation run: a run must never write a golden`);
