@@ -57,8 +57,11 @@ describe("unifiedDiff", () => {
     const before = "1\n2\n3\n4\n5\n6\n7\n8\n";
     expect(unifiedDiff("f.ts", before, before.replace("5", "five"))).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
   });
-  it("shows a removed line", () => {
-    expect(unifiedDiff("f.ts", "a\nb\nc", "a\nc")).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -1,3 +1,2 @@\n a\n-b\n c\n");
+  it("shows a removed line, and counts no line after the file's final newline", () => {
+    expect(unifiedDiff("f.ts", "a\nb\nc\n", "a\nc\n")).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -1,3 +1,2 @@\n a\n-b\n c\n");
+  });
+  it("marks a file without a final newline", () => {
+    expect(unifiedDiff("f.ts", "a\nb", "a\nc")).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n");
   });
 });
 

@@ -66,27 +66,40 @@ export function weakerEvidence(records: readonly MutantRecord[]): string[] {
   return records.filter((r) => r.verdict.kind === "killed" && r.verdict.evidence === "golden-only").map((r) => r.mutant.id);
 }
 
-/** A unified diff of one mutant, with three lines of context. */
+/** Lines of a text, without the empty string after a final newline, and whether that newline is there. */
+function splitLines(text: string): { lines: string[]; eol: boolean } {
+  const eol = text.endsWith("\n");
+  const lines = text.split("\n");
+  if (eol) lines.pop();
+  return { lines, eol };
+}
+
+/** A unified diff of one mutant, with three lines of context, that `git apply` accepts. */
 export function unifiedDiff(file: string, original: string, mutated: string): string {
-  const a = original.split("\n");
-  const b = mutated.split("\n");
+  const { lines: a, eol: eolA } = splitLines(original);
+  const { lines: b, eol: eolB } = splitLines(mutated);
   let start = 0;
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
   let endA = a.length - 1;
   let endB = b.length - 1;
-  while (endA >= start && endB >= start && a[endA] === b[endB]) {
+  while (endA >= start && endB >= start && a[endA] === b[endB] && (endA < a.length - 1 || eolA === eolB)) {
     endA--;
     endB--;
   }
   const from = Math.max(0, start - 3);
   const toA = Math.min(a.length - 1, endA + 3);
   const toB = Math.min(b.length - 1, endB + 3);
-  const lines = [`--- a/${file}`, `+++ b/${file}`, `@@ -${from + 1},${toA - from + 1} +${from + 1},${toB - from + 1} @@`];
-  for (let i = from; i < start; i++) lines.push(` ${a[i]}`);
-  for (let i = start; i <= endA; i++) lines.push(`-${a[i]}`);
-  for (let i = start; i <= endB; i++) lines.push(`+${b[i]}`);
-  for (let i = endA + 1; i <= toA; i++) lines.push(` ${a[i]}`);
-  return lines.join("\n") + "\n";
+  const out = [`--- a/${file}`, `+++ b/${file}`, `@@ -${from + 1},${toA - from + 1} +${from + 1},${toB - from + 1} @@`];
+  const noEol = "\\ No newline at end of file";
+  const emit = (prefix: string, line: string, lastOfA: boolean, lastOfB: boolean) => {
+    out.push(prefix + line);
+    if ((lastOfA && !eolA) || (lastOfB && !eolB)) out.push(noEol);
+  };
+  for (let i = from; i < start; i++) emit(" ", a[i]!, false, false);
+  for (let i = start; i <= endA; i++) emit("-", a[i]!, i === a.length - 1, false);
+  for (let i = start; i <= endB; i++) emit("+", b[i]!, false, i === b.length - 1);
+  for (let i = endA + 1; i <= toA; i++) emit(" ", a[i]!, i === a.length - 1, i - endA + endB === b.length - 1);
+  return out.join("\n") + "\n";
 }
 
 export type ReportInput = {
