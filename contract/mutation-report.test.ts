@@ -4,6 +4,7 @@ import { locateFind, type Mutant } from "../src/conformance/mutation/catalog.ts"
 import { buildHtml, buildMutationReport, failureLines, renderTable, unifiedDiff, weakerEvidence, type MutantRecord } from "../src/conformance/mutation/report.ts";
 import { mergePartials, parseShard, selectShard, type PartialReport } from "../src/conformance/mutation/shard.ts";
 import type { Verdict } from "../src/conformance/mutation/verdict.ts";
+import { schemaProblems } from "../src/conformance/mutation/schema-check.ts";
 
 const SOURCE = "line one\nconst ok = check(a);\nline three\n";
 
@@ -93,5 +94,30 @@ describe("sharding", () => {
     const other = mergePartials([partial(0, 1, [KILLED, SURVIVED], "old")], ["k", "s"], "h");
     expect(other.ok ? [] : other.problems.join("\n")).toContain("ran on another catalog");
     expect(mergePartials([], ["k"], "h").ok).toBe(false);
+  });
+});
+
+describe("schemaProblems (the schema check the fixture report is held to)", () => {
+  const schema = {
+    type: "object",
+    required: ["a"],
+    properties: { a: { type: "array", items: { $ref: "#/definitions/p" } }, s: { enum: ["x"] } },
+    additionalProperties: false,
+    definitions: { p: { type: "object", required: ["line"], properties: { line: { type: "integer", minimum: 1 } } } },
+  };
+  it("accepts a conforming value", () => {
+    expect(schemaProblems(schema, { a: [{ line: 1 }], s: "x" })).toEqual([]);
+  });
+  it("names each break: missing field, wrong type, enum, minimum, unexpected property", () => {
+    expect(schemaProblems(schema, { a: [{ line: 0 }, { line: "1" }, {}], s: "y", z: 1 })).toEqual([
+      "$.a[0].line: below 1",
+      "$.a[1].line: expected integer, got string",
+      "$.a[2]: missing line",
+      '$.s: "y" is not one of ["x"]',
+      "$: unexpected property z",
+    ]);
+  });
+  it("refuses a schema keyword it does not know rather than ignoring it", () => {
+    expect(schemaProblems({ oneOf: [] }, 1)).toEqual(["$: schema keyword(s) oneOf not supported by this check"]);
   });
 });
