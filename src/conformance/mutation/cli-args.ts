@@ -10,7 +10,8 @@ export type CliArgs =
       only: string[] | undefined;
       shard: Shard | undefined;
       workers: number | undefined;
-      pool: "threads" | "forks";
+      /** Unset: threads, falling back to forks when the suite is not green under threads. */
+      pool: "threads" | "forks" | undefined;
       sentinel: string | undefined;
       reports: string | undefined;
       scratch: string | undefined;
@@ -50,8 +51,8 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   const workersText = values.get("--workers");
   const workers = workersText === undefined ? undefined : Number(workersText);
   if (workers !== undefined && !(Number.isInteger(workers) && workers >= 1)) return { error: `--workers ${workersText}: a whole number, 1 or more` };
-  const pool = values.get("--pool") ?? "threads";
-  if (pool !== "threads" && pool !== "forks") return { error: `--pool ${pool}: threads or forks` };
+  const pool = values.get("--pool");
+  if (pool !== undefined && pool !== "threads" && pool !== "forks") return { error: `--pool ${pool}: threads or forks` };
   const floorText = values.get("--timeout-floor") ?? "10000";
   const timeoutFloorMs = Number(floorText);
   if (!(Number.isFinite(timeoutFloorMs) && timeoutFloorMs > 0)) return { error: `--timeout-floor ${floorText}: milliseconds, above 0` };

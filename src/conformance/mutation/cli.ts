@@ -108,19 +108,30 @@ export async function main(argv: readonly string[], cwd: string, out: (s: string
   }
 
   const started = performance.now();
-  const workers = args.workers ?? Math.max(1, Math.min(2, availableParallelism()));
-  out(`mutants: ${selected.length} of ${catalog.mutants.length}${args.shard ? ` (shard ${args.shard.k}/${args.shard.n})` : ""}${args.only ? " (--only)" : ""}, ${workers} host(s), ${args.pool} pool, sentinel ${sentinel.id}`);
-  const result = await runMutation(catalog, {
-    root,
-    scratch: resolve(root, args.scratch ?? ".scratch/mutation"),
-    workers,
-    pool: args.pool,
-    selected,
-    sentinel,
-    timeoutFloorMs: args.timeoutFloorMs,
-    serialProjects: SERIAL_PROJECTS,
-    log: out,
-  });
+  // Two hosts suit two cores; more hosts than mutants would only start idle vitests.
+  const workers = Math.max(1, Math.min(args.workers ?? Math.min(2, availableParallelism()), selected.length));
+  const run = (pool: "threads" | "forks") => {
+    out(`mutants: ${selected.length} of ${catalog.mutants.length}${args.shard ? ` (shard ${args.shard.k}/${args.shard.n})` : ""}${args.only ? " (--only)" : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}`);
+    return runMutation(catalog, {
+      root,
+      scratch: resolve(root, args.scratch ?? ".scratch/mutation"),
+      workers,
+      pool,
+      selected,
+      sentinel,
+      timeoutFloorMs: args.timeoutFloorMs,
+      serialProjects: SERIAL_PROJECTS,
+      log: out,
+    });
+  };
+  let result = await run(args.pool ?? "threads");
+  // Threads are faster, but not every test runs in a worker thread (process.chdir, for one): when
+  // the suite is red under threads and no pool was asked for, vitest's default forks decide.
+  if (result.redBefore && args.pool === undefined) {
+    for (const f of result.fatal) out(`  (threads) ${f}`);
+    out("the suite is not green under the threads pool; running again under forks");
+    result = await run("forks");
+  }
 
   mkdirSync(reports, { recursive: true });
   const diffs = join(reports, "diffs");

@@ -35,6 +35,8 @@ export type RunResult = {
   /** Every test in the tiers run, by test file, from the baseline. */
   tests: Map<string, string[]>;
   overheadMs: number[];
+  /** The suite was not green before any mutant: no verdict was reached. */
+  redBefore: boolean;
 };
 
 /** Names kept out of a tree copy: dependencies are linked, history and outputs are not needed. */
@@ -140,16 +142,22 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     const h0 = hosts[0]!;
     const allKillers = [...opts.selected, opts.sentinel];
     for (const m of allKillers) for (const s of killerSpecs(m)) if (!projectOf(h0, s.file)) fatal.push(`${m.id}: killedBy file ${s.file} is not a test file of any vitest project`);
-    if (fatal.length > 0) return { records, fatal, tests, overheadMs };
+    if (fatal.length > 0) return { records, fatal, tests, overheadMs, redBefore: false };
     const baselineFiles = [...new Set(allKillers.flatMap((m) => tierFiles(h0, m)))].sort();
     // The other hosts load the sentinel's tests while host 0 runs the baseline.
     const sentinelSpecs = killerSpecs(opts.sentinel);
     const warmups = new Map(hosts.slice(1).map((h) => [h.index, h.run(sentinelSpecs, [], 600_000)]));
     const baseline = await h0.run(baselineFiles.map((file) => ({ file })), [], 600_000);
     const base = asOutcome(baseline);
-    if (!base) return { records, fatal: ["the baseline run (the suite before any mutant) did not finish"], tests, overheadMs };
+    if (!base) {
+      fatal.push("the baseline run (the suite before any mutant) did not finish");
+      return { records, fatal, tests, overheadMs, redBefore: true };
+    }
     const red = [...base.loadErrors.map((e) => `${e.file}: ${e.message}`), ...base.unhandled, ...base.tests.filter((t) => t.state === "failed").map((t) => `${t.test}: ${t.failure?.message}`)];
-    if (red.length > 0) return { records, fatal: [`the suite is not green before the run (${opts.pool} pool):`, ...red.map((r) => `  ${r}`)], tests, overheadMs };
+    if (red.length > 0) {
+      fatal.push(`the suite is not green before the run (${opts.pool} pool):`, ...red.map((r) => `  ${r}`));
+      return { records, fatal, tests, overheadMs, redBefore: true };
+    }
     opts.log(`${at()} before: ${base.tests.filter((t) => t.state === "passed").length} tests of ${baselineFiles.length} files green`);
     const durations = new Map<string, number>();
     for (const t of base.tests) {
@@ -158,8 +166,11 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       durations.set(file, (durations.get(file) ?? 0) + t.durationMs);
     }
     const known = new Set(base.tests.filter((t) => t.state === "passed").map((t) => t.test));
-    for (const m of allKillers) for (const k of m.killedBy) if (!known.has(k)) fatal.push(`${m.id}: killedBy names "${k}", which is not a passing test of the suite`);
-    if (fatal.length > 0) return { records, fatal: [...new Set(fatal)], tests, overheadMs };
+    for (const k of new Set(allKillers.flatMap((m) => m.killedBy.map((k) => `${m.id}\0${k}`)))) {
+      const [id, name] = k.split("\0") as [string, string];
+      if (!known.has(name)) fatal.push(`${id}: killedBy names "${name}", which is not a passing test of the suite`);
+    }
+    if (fatal.length > 0) return { records, fatal, tests, overheadMs, redBefore: false };
     const budget = (files: readonly string[]) => opts.timeoutFloorMs + 4 * files.reduce((s, f) => s + (durations.get(f) ?? 0), 0);
     const lock = makeLock();
     const serial = new Set(opts.serialProjects);
@@ -226,7 +237,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
         }
       }),
     );
-    if (fatal.length > 0) return { records, fatal, tests, overheadMs };
+    if (fatal.length > 0) return { records, fatal, tests, overheadMs, redBefore: false };
     opts.log(`${at()} sentinel ${opts.sentinel.id}: killed and restored on ${hosts.length} host(s)`);
 
     const queue = [...opts.selected];
@@ -295,10 +306,10 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     });
     for (const [file, bytes] of rootSources) if (!readFileSync(join(opts.root, file)).equals(bytes)) fatal.push(`the checkout's ${file} changed during the run`);
     if (hashDir(join(opts.root, "goldens")) !== rootGoldens) fatal.push("the checkout's goldens/ changed during the run");
-    return { records, fatal, tests, overheadMs };
+    return { records, fatal, tests, overheadMs, redBefore: false };
   } catch (e) {
     fatal.push(`the runner failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
-    return { records, fatal, tests, overheadMs };
+    return { records, fatal, tests, overheadMs, redBefore: false };
   } finally {
     await Promise.all(hosts.map((h) => h.close()));
     if (fatal.length === 0) rmSync(runDir, { recursive: true, force: true });
