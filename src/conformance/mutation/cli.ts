@@ -114,7 +114,7 @@ export async function main(argv: readonly string[], cwd: string, out: (s: string
     out(`mutants: ${selected.length} of ${catalog.mutants.length}${args.shard ? ` (shard ${args.shard.k}/${args.shard.n})` : ""}${args.only ? " (--only)" : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}`);
     return runMutation(catalog, {
       root,
-      scratch: resolve(root, args.scratch ?? ".scratch/mutation"),
+      scratch: resolve(root, args.scratch ?? ".scratch/mut"),
       workers,
       pool,
       selected,

@@ -50,12 +50,26 @@ function toSpecification(req: SpecRequest): TestSpecification {
   return vitest.getProjectByName(project).createSpecification(moduleId, req.names ? { testNames: req.names } : undefined);
 }
 
+/** One line for an error vitest reports: often a serialized object, not an Error. */
+function describeError(e: unknown): string {
+  if (typeof e === "object" && e !== null) {
+    const o = e as { name?: unknown; message?: unknown };
+    if (typeof o.message === "string") return `${typeof o.name === "string" ? o.name : "Error"}: ${o.message.split("\n")[0]}`;
+    try {
+      return JSON.stringify(e).slice(0, 300);
+    } catch {
+      return Object.prototype.toString.call(e);
+    }
+  }
+  return String(e);
+}
+
 function outcomeOf(result: TestRunResult, requested: readonly string[], wallMs: number): RunOutcome {
   const wanted = new Set(requested.map((f) => resolve(args.root, f)));
   const modules: TestModule[] = result.testModules.filter((m) => wanted.has(m.moduleId));
   const tests: TestOutcome[] = [];
   const loadErrors: RunOutcome["loadErrors"] = [];
-  const unhandled: string[] = result.unhandledErrors.map((e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)));
+  const unhandled: string[] = result.unhandledErrors.map(describeError);
   let fileMs = 0;
   for (const m of modules) {
     const file = relative(args.root, m.moduleId);

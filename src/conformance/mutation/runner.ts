@@ -13,7 +13,7 @@ import { classifyMutant, expectedKills, needsTierRun, verdictLabel, type RunOutc
 
 export type RunOptions = {
   root: string;
-  /** Where the tree copies go; removed after the run. */
+  /** Where the tree copies go (`<scratch>/<run>/<host>`); removed after a run that passed its checks. */
   scratch: string;
   workers: number;
   pool: "threads" | "forks";
@@ -117,7 +117,9 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
   const tests = new Map<string, string[]>();
   const rootGoldens = hashDir(join(opts.root, "goldens"));
   const rootSources = new Map([...catalog.sources].map(([f]) => [f, readFileSync(join(opts.root, f))]));
-  const runDir = join(opts.scratch, `run-${process.pid}-${Date.now()}`);
+  // Short on purpose: tests bind Unix sockets under the tree copy, and a socket path has at most
+  // 107 bytes (a live test's socket sits about 45 bytes below its tree's root).
+  const runDir = join(opts.scratch, process.pid.toString(36));
   const configFile = existsSync(join(opts.root, "vitest.config.ts")) ? "vitest.config.ts" : undefined;
   const workers = Math.max(1, Math.min(opts.workers, opts.selected.length));
   const hosts: Host[] = [];
@@ -131,11 +133,11 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
   try {
     mkdirSync(runDir, { recursive: true });
     for (let i = 0; i < workers; i++) {
-      const tree = join(runDir, `tree-${i}`);
+      const tree = join(runDir, String(i));
       copyTree(opts.root, tree);
       treeGoldens.push(hashDir(join(tree, "goldens")));
     }
-    hosts.push(...(await Promise.all(treeGoldens.map((_, i) => spawn(i, join(runDir, `tree-${i}`))))));
+    hosts.push(...(await Promise.all(treeGoldens.map((_, i) => spawn(i, join(runDir, String(i)))))));
     opts.log(`${at()} ${hosts.length} test host(s) ready on tree copies in ${runDir}`);
 
     // Every killer must be a test file of some project, and every tier the catalog uses runs green first.
