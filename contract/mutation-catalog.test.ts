@@ -1,7 +1,7 @@
 // The catalog checks: pure functions over catalog entries and source text, and the real catalog.
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { applyMutant, catalogOrder, locateFind, pairTags, parseCatalogFile, scanTags, type Mutant, type Site } from "../src/conformance/mutation/catalog.ts";
+import { applyMutant, sortCatalog, locateFind, pairTags, parseCatalogFile, scanTags, type Mutant, type Site } from "../src/conformance/mutation/catalog.ts";
 import { loadCatalog } from "../src/conformance/mutation/load.ts";
 
 // Tags are assembled so this test file itself holds none.
@@ -77,10 +77,10 @@ describe("scanTags and pairTags", () => {
   });
 });
 
-describe("catalogOrder", () => {
+describe("sortCatalog", () => {
   it("orders by catalog file, then by position in the file, so shards are stable", () => {
     const ms = [mutant({ id: "z", source: "mutants/b.json" }), mutant({ id: "y", source: "mutants/a.json" }), mutant({ id: "x", source: "mutants/b.json" })];
-    expect(catalogOrder(ms).map((m) => m.id)).toEqual(["y", "z", "x"]);
+    expect(sortCatalog(ms).map((m) => m.id)).toEqual(["y", "z", "x"]);
   });
 });
 

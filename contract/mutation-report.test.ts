@@ -1,10 +1,10 @@
 // What the mutation run writes: the table, the schema report, diffs, and shard merging.
 import { describe, expect, it } from "vitest";
 import { locateFind, type Mutant } from "../src/conformance/mutation/catalog.ts";
-import { buildHtml, buildMutationReport, failureLines, renderTable, unifiedDiff, weakerEvidence, type MutantRecord } from "../src/conformance/mutation/report.ts";
+import { buildHtml, buildMutationReport, listFailures, renderTable, renderDiff, listGoldenOnlyKills, type MutantRecord } from "../src/conformance/mutation/report.ts";
 import { mergePartials, parseShard, selectShard, type PartialReport } from "../src/conformance/mutation/shard.ts";
 import type { Verdict } from "../src/conformance/mutation/verdict.ts";
-import { schemaProblems } from "../src/conformance/mutation/schema-check.ts";
+import { findSchemaProblems } from "../src/conformance/mutation/schema-check.ts";
 
 const SOURCE = "line one\nconst ok = check(a);\nline three\n";
 
@@ -27,11 +27,11 @@ describe("renderTable", () => {
     expect(lines[4]).toBe("| s | src/a.ts:2 | undoes s | - | survived | 0.25 |");
   });
   it("fails the run with one reason per mutant not killed, and lists golden-only kills apart", () => {
-    expect(failureLines([KILLED, GOLDEN, SURVIVED, STALE])).toEqual([
+    expect(listFailures([KILLED, GOLDEN, SURVIVED, STALE])).toEqual([
       "s (src/a.ts:2): survived 3 tests: no test notices this protection go",
       "st (src/a.ts:2): stale: find matches 0 times in src/a.ts, not exactly once",
     ]);
-    expect(weakerEvidence([KILLED, GOLDEN, SURVIVED])).toEqual(["g"]);
+    expect(listGoldenOnlyKills([KILLED, GOLDEN, SURVIVED])).toEqual(["g"]);
   });
 });
 
@@ -53,16 +53,16 @@ describe("buildMutationReport", () => {
   });
 });
 
-describe("unifiedDiff", () => {
+describe("renderDiff", () => {
   it("shows the changed line with up to three lines of context", () => {
     const before = "1\n2\n3\n4\n5\n6\n7\n8\n";
-    expect(unifiedDiff("f.ts", before, before.replace("5", "five"))).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
+    expect(renderDiff("f.ts", before, before.replace("5", "five"))).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
   });
   it("shows a removed line, and counts no line after the file's final newline", () => {
-    expect(unifiedDiff("f.ts", "a\nb\nc\n", "a\nc\n")).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -1,3 +1,2 @@\n a\n-b\n c\n");
+    expect(renderDiff("f.ts", "a\nb\nc\n", "a\nc\n")).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -1,3 +1,2 @@\n a\n-b\n c\n");
   });
   it("marks a file without a final newline", () => {
-    expect(unifiedDiff("f.ts", "a\nb", "a\nc")).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n");
+    expect(renderDiff("f.ts", "a\nb", "a\nc")).toBe("--- a/f.ts\n+++ b/f.ts\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n");
   });
 });
 
@@ -97,7 +97,7 @@ describe("sharding", () => {
   });
 });
 
-describe("schemaProblems (the schema check the fixture report is held to)", () => {
+describe("findSchemaProblems (the schema check the fixture report is held to)", () => {
   const schema = {
     type: "object",
     required: ["a"],
@@ -106,10 +106,10 @@ describe("schemaProblems (the schema check the fixture report is held to)", () =
     definitions: { p: { type: "object", required: ["line"], properties: { line: { type: "integer", minimum: 1 } } } },
   };
   it("accepts a conforming value", () => {
-    expect(schemaProblems(schema, { a: [{ line: 1 }], s: "x" })).toEqual([]);
+    expect(findSchemaProblems(schema, { a: [{ line: 1 }], s: "x" })).toEqual([]);
   });
   it("names each break: missing field, wrong type, enum, minimum, unexpected property", () => {
-    expect(schemaProblems(schema, { a: [{ line: 0 }, { line: "1" }, {}], s: "y", z: 1 })).toEqual([
+    expect(findSchemaProblems(schema, { a: [{ line: 0 }, { line: "1" }, {}], s: "y", z: 1 })).toEqual([
       "$.a[0].line: below 1",
       "$.a[1].line: expected integer, got string",
       "$.a[2]: missing line",
@@ -118,6 +118,6 @@ describe("schemaProblems (the schema check the fixture report is held to)", () =
     ]);
   });
   it("refuses a schema keyword it does not know rather than ignoring it", () => {
-    expect(schemaProblems({ oneOf: [] }, 1)).toEqual(["$: schema keyword(s) oneOf not supported by this check"]);
+    expect(findSchemaProblems({ oneOf: [] }, 1)).toEqual(["$: schema keyword(s) oneOf not supported by this check"]);
   });
 });

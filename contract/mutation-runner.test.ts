@@ -9,7 +9,7 @@ import type { MutationTestResult } from "mutation-testing-report-schema/api";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { MUTATION_HOST_ENV } from "../src/conformance/mutation/hosts.ts";
 import { hashDir } from "../src/conformance/mutation/runner.ts";
-import { schemaProblems } from "../src/conformance/mutation/schema-check.ts";
+import { findSchemaProblems } from "../src/conformance/mutation/schema-check.ts";
 
 const FIXTURE = join(REPO_ROOT, "contract/fixtures/mutation-project");
 const SCRATCH = join(REPO_ROOT, ".scratch", "mutation-fixture");
@@ -74,7 +74,7 @@ describe.skipIf(insideMutationRun)("the mutation runner on its fixture project",
 
   it("writes mutation.json that follows the published mutation-testing-report-schema", () => {
     const schemaFile = join(REPO_ROOT, "node_modules/mutation-testing-report-schema/dist/src/mutation-testing-report-schema.json");
-    expect(schemaProblems(JSON.parse(readFileSync(schemaFile, "utf8")), report)).toEqual([]);
+    expect(findSchemaProblems(JSON.parse(readFileSync(schemaFile, "utf8")), report)).toEqual([]);
   });
 
   it("names the killing test, and for a kill by another test names that one", () => {

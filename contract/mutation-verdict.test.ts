@@ -1,6 +1,6 @@
 // Verdicts from test outcomes: only an expected test's assertion (or golden) failure is a kill.
 import { describe, expect, it } from "vitest";
-import { classifyErrors, classifyMutant, failureReason, needsTierRun, type RunOutcome, type TestOutcome } from "../src/conformance/mutation/verdict.ts";
+import { classifyErrors, classifyMutant, explainFailure, needsTierRun, type RunOutcome, type TestOutcome } from "../src/conformance/mutation/verdict.ts";
 
 const EXPECTED = ["t.test.ts > d > expected"];
 
@@ -33,7 +33,7 @@ describe("classifyMutant", () => {
   it("killed: an expected test fails on an assertion", () => {
     const v = classifyMutant(EXPECTED, run([test("expected", assertion)]), undefined, undefined);
     expect(v).toEqual({ kind: "killed", by: EXPECTED, evidence: "assertion", message: assertion.message });
-    expect(failureReason(v)).toBeNull();
+    expect(explainFailure(v)).toBeNull();
   });
   it("killed, golden only: weaker evidence, still a kill", () => {
     expect(classifyMutant(EXPECTED, run([test("expected", golden)]), undefined, undefined)).toMatchObject({ kind: "killed", evidence: "golden-only" });
@@ -41,7 +41,7 @@ describe("classifyMutant", () => {
   it("killed-by-other: the expected test passes, another fails on an assertion", () => {
     const v = classifyMutant(EXPECTED, run([test("expected")]), run([test("expected"), test("other", assertion)]), undefined);
     expect(v).toMatchObject({ kind: "killed-by-other", by: ["t.test.ts > d > other"] });
-    expect(failureReason(v)).toContain("t.test.ts > d > other");
+    expect(explainFailure(v)).toContain("t.test.ts > d > other");
   });
   it("invalid-load: the test file did not load, and nothing else failed", () => {
     const broken = run([], { loadErrors: [{ file: "t.test.ts", message: "SyntaxError: Unexpected token" }] });

@@ -48,7 +48,7 @@ export function parseCatalogFile(source: string, json: unknown): { mutants: Muta
 }
 
 /** Ids appearing in more than one mutant. */
-export function duplicateIds(mutants: readonly Mutant[]): string[] {
+export function findDuplicateIds(mutants: readonly Mutant[]): string[] {
   const seen = new Set<string>();
   const dup = new Set<string>();
   for (const m of mutants) (seen.has(m.id) ? dup : seen).add(m.id);
@@ -61,7 +61,7 @@ export function parseTestRef(full: string): TestRef {
 }
 
 /** Start offsets of every occurrence of find in text (non-overlapping). */
-export function occurrences(text: string, find: string): number[] {
+export function findOccurrences(text: string, find: string): number[] {
   const out: number[] = [];
   for (let i = text.indexOf(find); i !== -1; i = text.indexOf(find, i + find.length)) out.push(i);
   return out;
@@ -106,7 +106,7 @@ export type Site =
 
 export function locateFind(m: Mutant, text: string | undefined): Site {
   if (text === undefined) return { kind: "stale", matches: 0, why: `${m.file} does not exist` };
-  const at = occurrences(text, m.find);
+  const at = findOccurrences(text, m.find);
   if (at.length !== 1) return { kind: "stale", matches: at.length, why: `find matches ${at.length} times in ${m.file}, not exactly once` };
   const offset = at[0]!;
   return { kind: "found", offset, startLine: lineAt(text, offset), endLine: lineAt(text, offset + m.find.length - 1) };
@@ -149,7 +149,7 @@ export function applyMutant(m: Mutant, text: string, site: Extract<Site, { kind:
 }
 
 /** Catalog order: catalog files by name, then entries in file order. Sharding depends on it. */
-export function catalogOrder(mutants: readonly Mutant[]): Mutant[] {
+export function sortCatalog(mutants: readonly Mutant[]): Mutant[] {
   return mutants
     .map((m, i) => ({ m, i }))
     .sort((a, b) => (a.m.source < b.m.source ? -1 : a.m.source > b.m.source ? 1 : a.i - b.i))

@@ -7,8 +7,8 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { applyMutant, type Mutant } from "./catalog.ts";
 import { USAGE, parseCliArgs } from "./cli-args.ts";
-import { loadCatalog, mutantLine, type LoadedCatalog } from "./load.ts";
-import { buildHtml, buildMutationReport, failureLines, renderTable, summarise, unifiedDiff, weakerEvidence, type MutantRecord } from "./report.ts";
+import { loadCatalog, locateMutantLine, type LoadedCatalog } from "./load.ts";
+import { buildHtml, buildMutationReport, listFailures, renderTable, summarise, renderDiff, listGoldenOnlyKills, type MutantRecord } from "./report.ts";
 import { runMutation } from "./runner.ts";
 import { mergePartials, selectShard, type PartialReport } from "./shard.ts";
 
@@ -26,7 +26,7 @@ function writeDiffs(dir: string, catalog: LoadedCatalog, mutants: readonly Mutan
     const site = catalog.sites.get(m.id);
     const text = catalog.sources.get(m.file);
     if (site?.kind !== "found" || text === undefined) continue;
-    writeFileSync(join(dir, `${m.id}.diff`), unifiedDiff(m.file, text, applyMutant(m, text, site)));
+    writeFileSync(join(dir, `${m.id}.diff`), renderDiff(m.file, text, applyMutant(m, text, site)));
   }
 }
 
@@ -44,9 +44,9 @@ function conclude(records: readonly MutantRecord[], fatal: readonly string[], ou
     out("");
     out(summarise(records));
   }
-  const weak = weakerEvidence(records);
+  const weak = listGoldenOnlyKills(records);
   if (weak.length > 0) out(`weaker evidence, killed by a golden only (no assertion names the protection): ${weak.join(", ")}`);
-  const reasons = failureLines(records);
+  const reasons = listFailures(records);
   for (const f of fatal) out(`RUN FAILED: ${f}`);
   for (const r of reasons) out(`NOT KILLED: ${r}`);
   return fatal.length > 0 || reasons.length > 0 ? 1 : 0;
@@ -64,7 +64,7 @@ export async function main(argv: readonly string[], cwd: string, out: (s: string
 
   if (args.command === "list") {
     for (const m of catalog.mutants) {
-      out(`${m.id} | ${m.file}:${mutantLine(m, catalog.tags, catalog.sites.get(m.id))} | ${m.undoes} | ${m.killedBy.join("; ")}`);
+      out(`${m.id} | ${m.file}:${locateMutantLine(m, catalog.tags, catalog.sites.get(m.id))} | ${m.undoes} | ${m.killedBy.join("; ")}`);
     }
     for (const p of catalog.problems) out(`CATALOG: ${p}`);
     return catalog.problems.length > 0 ? 1 : 0;

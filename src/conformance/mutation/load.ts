@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { catalogOrder, duplicateIds, locateFind, pairTags, parseCatalogFile, parseTestRef, scanTags, type Mutant, type Site, type Tag } from "./catalog.ts";
+import { sortCatalog, findDuplicateIds, locateFind, pairTags, parseCatalogFile, parseTestRef, scanTags, type Mutant, type Site, type Tag } from "./catalog.ts";
 
 export type LoadedCatalog = {
   mutants: Mutant[];
@@ -46,7 +46,7 @@ export function loadCatalog(root: string): LoadedCatalog {
     mutants.push(...parsed.mutants);
     problems.push(...parsed.problems);
   }
-  for (const id of duplicateIds(mutants)) problems.push(`mutant id ${id} is used more than once`);
+  for (const id of findDuplicateIds(mutants)) problems.push(`mutant id ${id} is used more than once`);
 
   const sources = new Map<string, string>();
   const sites = new Map<string, Site>();
@@ -65,11 +65,11 @@ export function loadCatalog(root: string): LoadedCatalog {
 
   const tags = walk(join(root, "src"), (p) => /\.[cm]?[jt]sx?$/.test(p)).flatMap((p) => scanTags(relative(root, p), readFileSync(p, "utf8")));
   problems.push(...pairTags(mutants, tags, sites));
-  return { mutants: catalogOrder(mutants), sources, sites, tags, problems, hash: hash.digest("hex") };
+  return { mutants: sortCatalog(mutants), sources, sites, tags, problems, hash: hash.digest("hex") };
 }
 
 /** The line a mutant points at: its tag's line, else where its find starts, else 1. */
-export function mutantLine(m: Mutant, tags: readonly Tag[], site: Site | undefined): number {
+export function locateMutantLine(m: Mutant, tags: readonly Tag[], site: Site | undefined): number {
   const tag = tags.find((t) => t.id === m.id && t.file === m.file);
   if (tag) return tag.line;
   return site?.kind === "found" ? site.startLine : 1;

@@ -2,7 +2,7 @@
 // schema, so the usual HTML viewer shows it), and a unified diff per mutant. Pure: text in, text out.
 import type { MutantResult as SchemaMutant, MutantStatus, MutationTestResult } from "mutation-testing-report-schema/api";
 import { positionAt, type Mutant, type Site } from "./catalog.ts";
-import { failureReason, verdictLabel, verdictTests, type Verdict } from "./verdict.ts";
+import { explainFailure, labelVerdict, listKillingTests, type Verdict } from "./verdict.ts";
 
 export type MutantRecord = {
   mutant: Mutant;
@@ -39,7 +39,7 @@ export function renderTable(records: readonly MutantRecord[]): string {
     "| mutant | file:line | what it undoes | killed by | verdict | seconds |",
     "|---|---|---|---|---|---|",
     ...records.map((r) =>
-      `| ${cell(r.mutant.id)} | ${cell(`${r.mutant.file}:${r.line}`)} | ${cell(r.mutant.undoes)} | ${cell(verdictTests(r.verdict).join("; ") || "-")} | ${cell(verdictLabel(r.verdict))} | ${r.seconds.toFixed(2)} |`,
+      `| ${cell(r.mutant.id)} | ${cell(`${r.mutant.file}:${r.line}`)} | ${cell(r.mutant.undoes)} | ${cell(listKillingTests(r.verdict).join("; ") || "-")} | ${cell(labelVerdict(r.verdict))} | ${r.seconds.toFixed(2)} |`,
     ),
   ];
   return rows.join("\n");
@@ -48,21 +48,21 @@ export function renderTable(records: readonly MutantRecord[]): string {
 /** Counts per verdict label, in a fixed order, for the summary line. */
 export function summarise(records: readonly MutantRecord[]): string {
   const counts = new Map<string, number>();
-  for (const r of records) counts.set(verdictLabel(r.verdict), (counts.get(verdictLabel(r.verdict)) ?? 0) + 1);
+  for (const r of records) counts.set(labelVerdict(r.verdict), (counts.get(labelVerdict(r.verdict)) ?? 0) + 1);
   const parts = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([k, n]) => `${n} ${k}`);
   return `${records.length} mutants: ${parts.join(", ") || "none"}`;
 }
 
 /** The reasons the run fails, one per mutant that was not killed by an expected test. */
-export function failureLines(records: readonly MutantRecord[]): string[] {
+export function listFailures(records: readonly MutantRecord[]): string[] {
   return records.flatMap((r) => {
-    const why = failureReason(r.verdict);
+    const why = explainFailure(r.verdict);
     return why === null ? [] : [`${r.mutant.id} (${r.mutant.file}:${r.line}): ${why}`];
   });
 }
 
 /** The golden-only kills: killed, but only a reviewed file noticed, not an assertion about the protection. */
-export function weakerEvidence(records: readonly MutantRecord[]): string[] {
+export function listGoldenOnlyKills(records: readonly MutantRecord[]): string[] {
   return records.filter((r) => r.verdict.kind === "killed" && r.verdict.evidence === "golden-only").map((r) => r.mutant.id);
 }
 
@@ -75,7 +75,7 @@ function splitLines(text: string): { lines: string[]; eol: boolean } {
 }
 
 /** A unified diff of one mutant, with three lines of context, that `git apply` accepts. */
-export function unifiedDiff(file: string, original: string, mutated: string): string {
+export function renderDiff(file: string, original: string, mutated: string): string {
   const { lines: a, eol: eolA } = splitLines(original);
   const { lines: b, eol: eolB } = splitLines(mutated);
   let start = 0;
@@ -122,7 +122,7 @@ export function buildMutationReport(input: ReportInput): MutationTestResult {
       site.kind === "found"
         ? { start: positionAt(source, site.offset), end: positionAt(source, site.offset + r.mutant.find.length) }
         : { start: { line: r.line, column: 1 }, end: { line: r.line, column: 2 } };
-    const reason = failureReason(r.verdict);
+    const reason = explainFailure(r.verdict);
     const m: SchemaMutant = {
       id: r.mutant.id,
       mutatorName: "safety-line",
@@ -130,8 +130,8 @@ export function buildMutationReport(input: ReportInput): MutationTestResult {
       replacement: r.mutant.replace,
       location,
       status: STATUS[r.verdict.kind],
-      statusReason: reason ?? (r.verdict.kind === "killed" ? `${verdictLabel(r.verdict)}: ${r.verdict.message}` : undefined),
-      killedBy: verdictTests(r.verdict),
+      statusReason: reason ?? (r.verdict.kind === "killed" ? `${labelVerdict(r.verdict)}: ${r.verdict.message}` : undefined),
+      killedBy: listKillingTests(r.verdict),
       coveredBy: r.testsRun,
       duration: Math.round(r.seconds * 1000),
       testsCompleted: r.testsRun.length,

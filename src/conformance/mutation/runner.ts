@@ -7,9 +7,9 @@ import { basename, dirname, join, relative } from "node:path";
 import { applyMutant, parseTestRef, type Mutant } from "./catalog.ts";
 import type { SpecRequest } from "./host-protocol.ts";
 import { startHost, type Host, type RunReply } from "./hosts.ts";
-import { mutantLine, type LoadedCatalog } from "./load.ts";
+import { locateMutantLine, type LoadedCatalog } from "./load.ts";
 import type { MutantRecord } from "./report.ts";
-import { classifyMutant, expectedKills, needsTierRun, verdictLabel, type RunOutcome, type Verdict } from "./verdict.ts";
+import { classifyMutant, findExpectedKills, needsTierRun, labelVerdict, type RunOutcome, type Verdict } from "./verdict.ts";
 
 export type RunOptions = {
   root: string;
@@ -77,7 +77,7 @@ export function hashDir(dir: string): string {
 }
 
 /** The expected killers as spec requests, one per test file. */
-function killerSpecs(m: Mutant): SpecRequest[] {
+function specifyKillers(m: Mutant): SpecRequest[] {
   const byFile = new Map<string, string[]>();
   for (const k of m.killedBy) {
     const ref = parseTestRef(k);
@@ -86,12 +86,12 @@ function killerSpecs(m: Mutant): SpecRequest[] {
   return [...byFile].map(([file, names]) => ({ file, names }));
 }
 
-function projectOf(host: Host, file: string): string | undefined {
+function findProject(host: Host, file: string): string | undefined {
   return host.projects.find((p) => p.files.includes(file))?.name;
 }
 
-function tierFiles(host: Host, m: Mutant): string[] {
-  const tiers = new Set(killerSpecs(m).map((s) => projectOf(host, s.file)).filter((p): p is string => p !== undefined));
+function listTierFiles(host: Host, m: Mutant): string[] {
+  const tiers = new Set(specifyKillers(m).map((s) => findProject(host, s.file)).filter((p): p is string => p !== undefined));
   return host.projects.filter((p) => tiers.has(p.name)).flatMap((p) => p.files);
 }
 
@@ -143,11 +143,11 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     // Every killer must be a test file of some project, and every tier the catalog uses runs green first.
     const h0 = hosts[0]!;
     const allKillers = [...opts.selected, opts.sentinel];
-    for (const m of allKillers) for (const s of killerSpecs(m)) if (!projectOf(h0, s.file)) fatal.push(`${m.id}: killedBy file ${s.file} is not a test file of any vitest project`);
+    for (const m of allKillers) for (const s of specifyKillers(m)) if (!findProject(h0, s.file)) fatal.push(`${m.id}: killedBy file ${s.file} is not a test file of any vitest project`);
     if (fatal.length > 0) return { records, fatal, tests, overheadMs, redBefore: false };
-    const baselineFiles = [...new Set(allKillers.flatMap((m) => tierFiles(h0, m)))].sort();
+    const baselineFiles = [...new Set(allKillers.flatMap((m) => listTierFiles(h0, m)))].sort();
     // The other hosts load the sentinel's tests while host 0 runs the baseline.
-    const sentinelSpecs = killerSpecs(opts.sentinel);
+    const sentinelSpecs = specifyKillers(opts.sentinel);
     const warmups = new Map(hosts.slice(1).map((h) => [h.index, h.run(sentinelSpecs, [], 600_000)]));
     const baseline = await h0.run(baselineFiles.map((file) => ({ file })), [], 600_000);
     const base = asOutcome(baseline);
@@ -176,7 +176,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     const budget = (files: readonly string[]) => opts.timeoutFloorMs + 4 * files.reduce((s, f) => s + (durations.get(f) ?? 0), 0);
     const lock = makeLock();
     const serial = new Set(opts.serialProjects);
-    const isSerial = (h: Host, files: readonly string[]) => files.some((f) => serial.has(projectOf(h, f) ?? ""));
+    const isSerial = (h: Host, files: readonly string[]) => files.some((f) => serial.has(findProject(h, f) ?? ""));
 
     /** Writes the mutant into a host's tree; returns a restore that checks the bytes came back. */
     const mutate = (h: Host, m: Mutant): (() => void) => {
@@ -229,7 +229,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
         const restore = mutate(h, opts.sentinel);
         const hit = asOutcome(await runOn(h, sentinelSpecs, [opts.sentinel.file]));
         restore();
-        if (!hit || expectedKills(opts.sentinel.killedBy, hit).length === 0) {
+        if (!hit || findExpectedKills(opts.sentinel.killedBy, hit).length === 0) {
           fatal.push(`host ${h.index}: the sentinel ${opts.sentinel.id} was not killed: mutations do not reach the tests (a stale module?) or its test no longer asks`);
           return;
         }
@@ -249,7 +249,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
 
     const runMutant = async (index: number, m: Mutant): Promise<MutantRecord> => {
       const site = catalog.sites.get(m.id)!;
-      const line = mutantLine(m, catalog.tags, site);
+      const line = locateMutantLine(m, catalog.tags, site);
       if (site.kind === "stale") return { mutant: m, line, site, verdict: { kind: "stale", why: site.why }, seconds: 0, testsRun: [] };
       const h = await hostFor(index);
       const start = performance.now();
@@ -258,11 +258,11 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       let killers: RunOutcome | undefined;
       let tier: RunOutcome | undefined;
       try {
-        const first = await runOn(h, killerSpecs(m), [m.file]);
+        const first = await runOn(h, specifyKillers(m), [m.file]);
         killers = asOutcome(first);
         if (!killers) timedOut = "killers";
         else if (needsTierRun(m.killedBy, killers, false)) {
-          const rest = await runOn(h, tierFiles(h, m).map((file) => ({ file })), []);
+          const rest = await runOn(h, listTierFiles(h, m).map((file) => ({ file })), []);
           tier = asOutcome(rest);
           if (!tier) timedOut = "tier";
         }
@@ -289,7 +289,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
           done.set(m.id, r);
           finished++;
           const by = r.verdict.kind === "killed" || r.verdict.kind === "killed-by-other" ? ` by ${r.verdict.by[0]}` : "";
-          opts.log(`[${String(finished).padStart(String(total).length)}/${total}] ${m.id}: ${verdictLabel(r.verdict)}${by} (${r.seconds.toFixed(2)}s)`);
+          opts.log(`[${String(finished).padStart(String(total).length)}/${total}] ${m.id}: ${labelVerdict(r.verdict)}${by} (${r.seconds.toFixed(2)}s)`);
         }
       }),
     );

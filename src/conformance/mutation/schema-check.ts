@@ -21,13 +21,13 @@ function typeMatches(want: string, got: string): boolean {
 }
 
 /** Every place value breaks schema, as `path: problem`; empty when it conforms. */
-export function schemaProblems(schema: Schema, value: unknown, root: Schema = schema, path = "$"): string[] {
+export function findSchemaProblems(schema: Schema, value: unknown, root: Schema = schema, path = "$"): string[] {
   const unknownKeys = Object.keys(schema).filter((k) => !KNOWN.has(k));
   if (unknownKeys.length > 0) return [`${path}: schema keyword(s) ${unknownKeys.join(", ")} not supported by this check`];
   if (typeof schema.$ref === "string") {
     const m = /^#\/definitions\/(.+)$/.exec(schema.$ref);
     const target = m ? (root.definitions as Record<string, Schema> | undefined)?.[m[1]!] : undefined;
-    return target ? schemaProblems(target, value, root, path) : [`${path}: unresolvable $ref ${schema.$ref}`];
+    return target ? findSchemaProblems(target, value, root, path) : [`${path}: unresolvable $ref ${schema.$ref}`];
   }
   const problems: string[] = [];
   const got = typeOf(value);
@@ -44,16 +44,16 @@ export function schemaProblems(schema: Schema, value: unknown, root: Schema = sc
   if (got === "array") {
     const arr = value as unknown[];
     if (schema.uniqueItems === true && new Set(arr.map((x) => JSON.stringify(x))).size !== arr.length) problems.push(`${path}: items are not unique`);
-    if (schema.items && typeof schema.items === "object") arr.forEach((x, i) => problems.push(...schemaProblems(schema.items as Schema, x, root, `${path}[${i}]`)));
+    if (schema.items && typeof schema.items === "object") arr.forEach((x, i) => problems.push(...findSchemaProblems(schema.items as Schema, x, root, `${path}[${i}]`)));
   }
   if (got === "object") {
     const obj = value as Record<string, unknown>;
     for (const r of (schema.required as string[] | undefined) ?? []) if (!(r in obj)) problems.push(`${path}: missing ${r}`);
     const props = (schema.properties as Record<string, Schema> | undefined) ?? {};
     for (const [k, v] of Object.entries(obj)) {
-      if (k in props) problems.push(...schemaProblems(props[k]!, v, root, `${path}.${k}`));
+      if (k in props) problems.push(...findSchemaProblems(props[k]!, v, root, `${path}.${k}`));
       else if (schema.additionalProperties === false) problems.push(`${path}: unexpected property ${k}`);
-      else if (schema.additionalProperties && typeof schema.additionalProperties === "object") problems.push(...schemaProblems(schema.additionalProperties as Schema, v, root, `${path}.${k}`));
+      else if (schema.additionalProperties && typeof schema.additionalProperties === "object") problems.push(...findSchemaProblems(schema.additionalProperties as Schema, v, root, `${path}.${k}`));
     }
   }
   return problems;

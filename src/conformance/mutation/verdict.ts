@@ -68,14 +68,14 @@ function kills(o: TestOutcome): boolean {
 }
 
 /** The expected tests that killed the mutant in this run. */
-export function expectedKills(expected: readonly string[], run: RunOutcome): TestOutcome[] {
+export function findExpectedKills(expected: readonly string[], run: RunOutcome): TestOutcome[] {
   const want = new Set(expected);
   return run.tests.filter((o) => want.has(o.test) && kills(o));
 }
 
 /** Whether the rest of the tier must run: only when no expected test killed the mutant and nothing timed out. */
 export function needsTierRun(expected: readonly string[], killers: RunOutcome, timedOut: boolean): boolean {
-  return !timedOut && expectedKills(expected, killers).length === 0;
+  return !timedOut && findExpectedKills(expected, killers).length === 0;
 }
 
 /**
@@ -88,7 +88,7 @@ export function classifyMutant(
   tier: RunOutcome | undefined,
   timedOut: "killers" | "tier" | undefined,
 ): Verdict {
-  const mine = expectedKills(expected, killers);
+  const mine = findExpectedKills(expected, killers);
   if (mine.length > 0) {
     const byAssertion = mine.filter((o) => o.failure!.kind === "assertion");
     const evidence = byAssertion.length > 0 ? "assertion" : "golden-only";
@@ -117,13 +117,8 @@ export function classifyMutant(
   return { kind: "survived", testsRun };
 }
 
-/** The run passes only on a kill by an expected test. */
-export function isExpectedKill(v: Verdict): boolean {
-  return v.kind === "killed";
-}
-
 /** Why a verdict fails the run, in one line for the reader of the exit message; null when it passes. */
-export function failureReason(v: Verdict): string | null {
+export function explainFailure(v: Verdict): string | null {
   switch (v.kind) {
     case "killed":
       return null;
@@ -143,12 +138,12 @@ export function failureReason(v: Verdict): string | null {
 }
 
 /** The label in the table's verdict column. */
-export function verdictLabel(v: Verdict): string {
+export function labelVerdict(v: Verdict): string {
   if (v.kind === "killed") return v.evidence === "golden-only" ? "killed (golden only: weaker)" : "killed";
   return v.kind;
 }
 
 /** The tests a verdict names in the table's "killed by" column. */
-export function verdictTests(v: Verdict): string[] {
+export function listKillingTests(v: Verdict): string[] {
   return v.kind === "killed" || v.kind === "killed-by-other" ? v.by : [];
 }
