@@ -1,0 +1,20 @@
+// Messages between the runner and a test host (a child process holding one vitest instance over
+// one copy of the tree). The runner owns the files; the host only runs tests.
+import type { RunOutcome } from "./verdict.ts";
+
+/** A test file to run, all of it or only the named tests (names without the file part). */
+export type SpecRequest = { file: string; names?: string[] };
+
+export type ProjectInfo = { name: string; files: string[] };
+
+export type ToHost =
+  | { type: "run"; id: number; specs: SpecRequest[]; changed: string[] }
+  | { type: "close" };
+
+export type FromHost =
+  | { type: "ready"; projects: ProjectInfo[] }
+  | { type: "result"; id: number; outcome: RunOutcome }
+  | { type: "failed"; id: number; message: string };
+
+/** How the runner starts a host: passed as one JSON argument. */
+export type HostArgs = { root: string; configFile: string | undefined; pool: "threads" | "forks"; projects: string[] | undefined };
