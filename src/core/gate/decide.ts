@@ -55,12 +55,16 @@ function checkField(ctx: Ctx, f: PathField, args: Record<string, unknown>, spell
   const climb = climbsAfterWildcard(parts);
   if (climb !== null) return `${JSON.stringify(v)} has ".." after a wildcard (${JSON.stringify(climb)}), which could climb out`;
   if (parts.prefix === "") return null;
-  // The prefix is searched under the tool's own path argument (or the working directory).
-  const base = typeof args.path === "string" ? args.path : ".";
-  // safety: gate-no-pattern-prefix
-  const target = isAbsolute(parts.prefix) ? parts.prefix : `${base}/${parts.prefix}`;
-  const problem = checkPath(ctx, target, false);
-  return problem === null ? null : `${JSON.stringify(v)}: its fixed prefix ${problem}`;
+  // The prefix names a path on its own (a tool may expand ~ in it) and, when the tool has a path
+  // argument, under that path too.
+  const targets = [parts.prefix];
+  if (typeof args.path === "string" && !isAbsolute(parts.prefix)) targets.push(`${args.path}/${parts.prefix}`);
+  for (const t of targets) {
+    // safety: gate-no-pattern-prefix
+    const problem = checkPath(ctx, t, false);
+    if (problem !== null) return `${JSON.stringify(v)}: its fixed prefix ${problem}`;
+  }
+  return null;
 }
 
 type Candidate = { how: string; path: string };
