@@ -21,9 +21,9 @@ export const SEED_TREE: Record<string, SeedTreeEntry> = {
   "/mnt/disk1/ws/hop2": { link: "src/gone.ts" },
   "/mnt/disk1/ws/Screenshot 9.41.00\u202FAM.png": { link: "/etc/passwd" },
   "/mnt/disk1/ws/Screenshot 9.42.00\u202FAM.png": "file",
-  "/mnt/disk1/ws/ne\u0301e.txt": { link: "/etc/passwd" },
+  "/mnt/disk1/ws/O'ne\u0301e.txt": { link: "/etc/passwd" },
   "/mnt/disk1/ws/nai\u0308ve.txt": "file",
-  "/mnt/disk1/ws/Capture d\u2019cran.png": { link: "/etc/passwd" },
+  "/mnt/disk1/ws/Ga\u00EBl\u2019s.png": { link: "/etc/passwd" },
   "/mnt/disk1/ws/Mike\u2019s.png": "file",
   "/mnt/disk1/ws/Capture d\u2019e\u0301cran.png": { link: "/mnt/disk1/ws/nothing-here" },
   "/mnt/disk1/ws/Ren\u2019e\u0301e.png": "file",
@@ -97,9 +97,9 @@ export const SEED_CASES: readonly SeedCase[] = [
 
   { id: "AM/PM spelling outside", says: SPELLINGS, tool: "read", input: { path: "Screenshot 9.41.00 AM.png" }, want: "block" },
   { id: "AM/PM spelling inside", says: SPELLINGS, tool: "read", input: { path: "Screenshot 9.42.00 AM.png" }, want: "allow" },
-  { id: "NFD spelling outside", says: SPELLINGS, tool: "read", input: { path: "n\u00E9e.txt" }, want: "block" },
+  { id: "NFD spelling outside", says: SPELLINGS, tool: "read", input: { path: "O'n\u00E9e.txt" }, want: "block" },
   { id: "NFD spelling inside", says: SPELLINGS, tool: "read", input: { path: "na\u00EFve.txt" }, want: "allow" },
-  { id: "curly spelling outside", says: SPELLINGS, tool: "read", input: { path: "Capture d'cran.png" }, want: "block" },
+  { id: "curly spelling outside", says: SPELLINGS, tool: "read", input: { path: "Ga\u00EBl's.png" }, want: "block" },
   { id: "curly spelling inside", says: SPELLINGS, tool: "read", input: { path: "Mike's.png" }, want: "allow" },
   { id: "NFD curly spelling dangling", says: SPELLINGS, tool: "read", input: { path: "Capture d'\u00E9cran.png" }, want: "block" },
   { id: "NFD curly spelling inside", says: SPELLINGS, tool: "read", input: { path: "Ren'\u00E9e.png" }, want: "allow" },
@@ -107,8 +107,8 @@ export const SEED_CASES: readonly SeedCase[] = [
   { id: "Claude Code Read spelling outside", says: CC_READ, tool: "Read", input: { file_path: "/data/ws/Screenshot 9.41.00 AM.png" }, want: "block" },
   { id: "Claude Code Read spelling inside", says: CC_READ, tool: "Read", input: { file_path: "/data/ws/Screenshot 9.42.00 AM.png" }, want: "allow" },
   { id: "write takes the name as given", says: AS_GIVEN, tool: "write", input: { path: "Screenshot 9.41.00 AM.png", content: "x" }, want: "allow" },
-  { id: "edit takes the name as given", says: AS_GIVEN, tool: "edit", input: { path: "n\u00E9e.txt", edits: [] }, want: "allow" },
-  { id: "ls takes the name as given", says: AS_GIVEN, tool: "ls", input: { path: "Capture d'cran.png" }, want: "allow" },
+  { id: "edit takes the name as given", says: AS_GIVEN, tool: "edit", input: { path: "O'n\u00E9e.txt", edits: [] }, want: "allow" },
+  { id: "ls takes the name as given", says: AS_GIVEN, tool: "ls", input: { path: "Ga\u00EBl's.png" }, want: "allow" },
 ];
 
 /** Seed "Limits": a workspace in jo's/ws beside jo’s/ws. */

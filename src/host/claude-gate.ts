@@ -44,10 +44,10 @@ async function readStdin(): Promise<string> {
 async function main(): Promise<void> {
   // Until the verdict is in, the answer is "block": a throw, a rejected promise or an early exit
   // must never leave exit code 0 (or Node's 1, which Claude Code treats as a non-blocking error).
-  // safety: gate-hook-crash-allows
   process.exitCode = 2;
   const crash = (e: unknown) => {
     process.stderr.write(`mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n`);
+    // safety: gate-hook-crash-allows
     process.exit(2);
   };
   process.on("uncaughtException", crash);

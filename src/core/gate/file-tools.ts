@@ -31,6 +31,7 @@ export const FILE_TOOLS: Readonly<Record<string, FileTool>> = {
   find: { fields: [path("path", false), pattern("pattern")], readSpellings: false, why: "Pi find: globs pattern under path" },
   ls: { fields: [path("path", false)], readSpellings: false, why: "Pi ls: lists path" },
   // Claude Code: it makes paths absolute against its real working directory before the hook.
+  // safety: gate-cc-read-no-spellings
   Read: { fields: [path("file_path", true)], readSpellings: true, why: "Claude Code Read: gets Pi's spelling check too (fail closed)" },
   // safety: gate-cc-write-unchecked
   Write: { fields: [path("file_path", true)], readSpellings: false, why: "Claude Code Write: creates file_path" },
