@@ -106,3 +106,13 @@ export function readSpellings(resolved: string): Spelling[] {
   ];
   return all.filter((s) => s.path !== resolved);
 }
+
+/**
+ * The name Pi's read opens (resolveReadPath): the resolved name if it exists, else the first of
+ * its other spellings that exists (by access(2), which follows links), else the resolved name.
+ * The gate does not need it (it checks every spelling); the differential test compares it to Pi.
+ */
+export function readPathLikePi(resolved: string, exists: (p: string) => boolean): string {
+  if (exists(resolved)) return resolved;
+  return readSpellings(resolved).find((s) => exists(s.path))?.path ?? resolved;
+}
