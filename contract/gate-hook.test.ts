@@ -1,12 +1,11 @@
-import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { decide } from "../src/core/gate/decide.ts";
-import { hookOutcome } from "../src/host/claude-gate.ts";
+import { hookOutcome, loadGate, runHook, type GateModules } from "../src/host/claude-gate.ts";
 import { toolCallVerdict } from "../src/host/pi-extension.ts";
 import { memoryView } from "../src/conformance/tree.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 
 const policy = { harness: "claude-code", workspace: "/ws", home: "/home/s", builtInTools: ["Read", "read"], typedTools: [], network: "none", services: [], credentials: { set: null } };
@@ -35,26 +34,22 @@ describe("claude-gate hook", () => {
 
   const scratch = makeScratch("gate-hook");
   afterAll(() => scratch.remove());
-  /** A copy of the hook and its import graph, so one module can be taken away. */
-  function copyHook(dir: string): string {
-    for (const p of ["src/host/claude-gate.ts", "src/host/fs-view.ts", "src/core/gate", "src/core/paths.ts", "src/core/policy.ts"]) cpSync(join(REPO_ROOT, p), join(dir, p), { recursive: true });
-    writeFileSync(join(dir, "package.json"), '{"type":"module"}\n');
-    return join(dir, "src/host/claude-gate.ts");
-  }
-  it("a crash (a module of the gate missing) exits 2; the complete copy allows", () => {
+  it("a crash (a module of the gate that will not load) exits 2; the real modules allow", async () => {
     const ws = join(scratch.root, "ws");
     mkdirSync(ws);
     writeFileSync(join(ws, "a.txt"), "a");
     const pol = join(scratch.root, "policy.json");
     writeFileSync(pol, JSON.stringify({ ...policy, workspace: ws }));
-    const run = (entry: string) => spawnSync(process.execPath, [entry, pol], { input: hook("Read", { file_path: join(ws, "a.txt") }), encoding: "utf8", env: { PATH: process.env.PATH } });
-    const whole = run(copyHook(join(scratch.root, "whole")));
-    expect([whole.status, whole.stderr]).toEqual([0, ""]);
-    const broken = copyHook(join(scratch.root, "broken"));
-    rmSync(join(scratch.root, "broken/src/core/gate/resolve.ts"));
-    const crashed = run(broken);
-    expect(crashed.status).toBe(2);
-    expect(crashed.stderr).toMatch(/^mosaic gate: the gate crashed, so it blocks \(.*resolve\.ts/);
+    const stdin = async () => hook("Read", { file_path: join(ws, "a.txt") });
+    expect(await runHook([pol], stdin, loadGate)).toEqual({ code: 0 });
+    const missing = async (): Promise<GateModules> => {
+      await import(pathToFileURL(join(scratch.root, "no-such-module.ts")).href);
+      return loadGate();
+    };
+    const crashed = await runHook([pol], stdin, missing);
+    expect(crashed.code).toBe(2);
+    expect(crashed.code === 2 && crashed.stderr).toMatch(/^mosaic gate: the gate crashed, so it blocks \(.*no-such-module\.ts/);
+    expect(await runHook([], stdin, loadGate), "no policy argument").toEqual({ code: 2, stderr: "mosaic gate: the policy could not be read (no policy file argument)\n" });
   });
 });
 

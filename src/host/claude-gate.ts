@@ -35,6 +35,35 @@ export function hookOutcome(stdin: string, policyText: string | { unreadable: st
   return d.allow ? { code: 0 } : blocked(d.reason);
 }
 
+/** What the hook needs from the machine, loaded after the compile cache is on. */
+export type GateModules = { decide: Decide; fs: FsView; readFile: (path: string) => string };
+
+export async function loadGate(): Promise<GateModules> {
+  const [{ readFileSync }, { decide }, { realFsView }] = await Promise.all([import("node:fs"), import("../core/gate/decide.ts"), import("./fs-view.ts")]);
+  return { decide, fs: realFsView(), readFile: (p) => readFileSync(p, "utf8") };
+}
+
+/** The whole hook for its arguments and stdin: any failure on the way, a module that will not load included, blocks. */
+export async function runHook(args: readonly string[], stdin: () => Promise<string>, load: () => Promise<GateModules>): Promise<HookOutcome> {
+  try {
+    const gate = await load();
+    const file = args[0];
+    let policyText: string | { unreadable: string };
+    if (file === undefined) policyText = { unreadable: "no policy file argument" };
+    else {
+      try {
+        policyText = gate.readFile(file);
+      } catch (e) {
+        policyText = { unreadable: `${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
+      }
+    }
+    return hookOutcome(await stdin(), policyText, gate.decide, gate.fs);
+  } catch (e) {
+    // safety: gate-hook-crash-allows
+    return { code: 2, stderr: `mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n` };
+  }
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -42,35 +71,19 @@ async function readStdin(): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  // Until the verdict is in, the answer is "block": a throw, a rejected promise or an early exit
-  // must never leave exit code 0 (or Node's 1, which Claude Code treats as a non-blocking error).
+  // Until the verdict is in, the answer is "block": an early exit must never leave exit code 0
+  // (or Node's 1 for an uncaught error, which Claude Code treats as a non-blocking error).
   process.exitCode = 2;
   const crash = (e: unknown) => {
     process.stderr.write(`mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n`);
-    // safety: gate-hook-crash-allows
     process.exit(2);
   };
   process.on("uncaughtException", crash);
   process.on("unhandledRejection", crash);
-  try {
-    enableCompileCache?.();
-    const [{ readFileSync }, { decide }, { realFsView }] = await Promise.all([import("node:fs"), import("../core/gate/decide.ts"), import("./fs-view.ts")]);
-    const file = process.argv[2];
-    let policyText: string | { unreadable: string };
-    if (file === undefined) policyText = { unreadable: "no policy file argument" };
-    else {
-      try {
-        policyText = readFileSync(file, "utf8");
-      } catch (e) {
-        policyText = { unreadable: `${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
-      }
-    }
-    const out = hookOutcome(await readStdin(), policyText, decide, realFsView());
-    if (out.code === 2) process.stderr.write(out.stderr);
-    process.exitCode = out.code;
-  } catch (e) {
-    crash(e);
-  }
+  enableCompileCache?.();
+  const out = await runHook(process.argv.slice(2), readStdin, loadGate);
+  if (out.code === 2) process.stderr.write(out.stderr);
+  process.exitCode = out.code;
 }
 
 if (import.meta.main) await main();
