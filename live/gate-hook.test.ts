@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect } from "vitest";
@@ -86,22 +86,26 @@ describe("claude-gate hook process", () => {
 });
 
 type Handler = (event: unknown, ctx: unknown) => Promise<unknown> | unknown;
-async function loadWithPi(env: string | undefined): Promise<Handler> {
+async function loadWithPi(env: string | undefined, marker?: string): Promise<Handler> {
+  return (await loadExtensionWithPi(env, marker)).get("tool_call")![0]!;
+}
+async function loadExtensionWithPi(env: string | undefined, marker?: string): Promise<Map<string, Handler[]>> {
   const { loadExtensions } = (await import(pathToFileURL(PI_LOADER).href)) as {
     loadExtensions: (paths: string[], cwd: string) => Promise<{ errors: unknown[]; extensions: { handlers: Map<string, Handler[]> }[] }>;
   };
-  const saved = process.env.MOSAIC_POLICY_FILE;
-  if (env === undefined) delete process.env.MOSAIC_POLICY_FILE;
-  else process.env.MOSAIC_POLICY_FILE = env;
+  const saved = { policy: process.env.MOSAIC_POLICY_FILE, marker: process.env.MOSAIC_TURN_MARKER };
+  const set = (k: string, v: string | undefined) => (v === undefined ? delete process.env[k] : (process.env[k] = v));
+  set("MOSAIC_POLICY_FILE", env);
+  set("MOSAIC_TURN_MARKER", marker);
   try {
     const r = await loadExtensions([join(REPO_ROOT, "src/host/pi-extension.ts")], ws);
     expect(r.errors).toEqual([]);
-    const handlers = r.extensions[0]!.handlers.get("tool_call") ?? [];
-    expect(handlers.length).toBe(1);
-    return handlers[0]!;
+    const handlers = r.extensions[0]!.handlers;
+    expect(handlers.get("tool_call")?.length).toBe(1);
+    return handlers;
   } finally {
-    if (saved === undefined) delete process.env.MOSAIC_POLICY_FILE;
-    else process.env.MOSAIC_POLICY_FILE = saved;
+    set("MOSAIC_POLICY_FILE", saved.policy);
+    set("MOSAIC_TURN_MARKER", saved.marker);
   }
 }
 const toolCall = (toolName: string, input: unknown) => ({ type: "tool_call", toolCallId: "t1", toolName, input });
@@ -117,6 +121,15 @@ describe("pi extension, loaded by Pi 0.85.1's own loader", () => {
     });
     expect(await h(toolCall("read", { path: "src/main.ts" }), {})).toBeUndefined();
     expect(await h(toolCall("read", { path: "@src/main.ts" }), {}), "the raw input Pi hands the handler").toBeUndefined();
+  }, 30_000);
+
+  it("writes the turn marker at agent_end, and registers no agent_end without MOSAIC_TURN_MARKER", async () => {
+    const marker = join(scratch.root, "run/turn.done");
+    const handlers = await loadExtensionWithPi(policyFile, marker);
+    expect(existsSync(marker)).toBe(false);
+    for (const h of handlers.get("agent_end") ?? []) await h({ type: "agent_end", messages: [] }, {});
+    expect(readFileSync(marker, "utf8")).toMatch(/^agent_end \d{4}-/);
+    expect((await loadExtensionWithPi(policyFile)).get("agent_end"), "positive control: no marker path, no handler").toBeUndefined();
   }, 30_000);
 
   it("blocks every call when MOSAIC_POLICY_FILE is missing", async () => {

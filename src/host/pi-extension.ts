@@ -1,13 +1,16 @@
 // The Pi extension (pi -e src/host/pi-extension.ts): every tool call goes through the same
 // decide() as Claude Code's hook. The policy file is named by MOSAIC_POLICY_FILE. A missing or
 // unreadable policy does not stop Pi from loading the extension; it blocks every call instead.
-import { readFileSync } from "node:fs";
+// At agent_end it writes the turn marker (MOSAIC_TURN_MARKER): the runner counts a Pi turn only
+// when the marker proves the gated turn reached its end.
+import { readFileSync, writeFileSync } from "node:fs";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { decide } from "../core/gate/decide.ts";
 import { realFsView } from "./fs-view.ts";
 import type { FsView } from "../core/gate/fs-view.ts";
 
 export const POLICY_ENV = "MOSAIC_POLICY_FILE";
+export const MARKER_ENV = "MOSAIC_TURN_MARKER";
 
 export type PolicySource = { policy: unknown } | { unreadable: string };
 
@@ -33,4 +36,7 @@ export default function mosaicGate(pi: ExtensionAPI): void {
   const source = readPolicyFile(process.env);
   const fs = realFsView();
   pi.on("tool_call", (event) => toolCallVerdict(source, event.toolName, event.input, fs));
+  const marker = process.env[MARKER_ENV];
+  // Without a marker path there is nothing to prove to; the runner then counts no Pi turn.
+  if (marker !== undefined && marker !== "") pi.on("agent_end", () => writeFileSync(marker, `agent_end ${new Date().toISOString()}\n`));
 }
