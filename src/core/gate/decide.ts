@@ -1,6 +1,6 @@
 import { isAbsolute, isWithin } from "../paths.ts";
 import { fileTool, type PathField } from "./file-tools.ts";
-import type { FsView } from "./fs-view.ts";
+import type { FsEntry, FsView } from "./fs-view.ts";
 import { climbsAfterWildcard, splitPattern } from "./pattern.ts";
 import { normaliseAbsolute, normalisePiPath, readSpellings, resolveLexical } from "./pi-paths.ts";
 import { readGatePolicy, type GatePolicy } from "./policy-shape.ts";
@@ -25,7 +25,19 @@ export function decide(policy: unknown, tool: unknown, input: unknown, fs: FsVie
   }
 }
 
-function decideCall(rawPolicy: unknown, tool: unknown, input: unknown, fs: FsView): Decision {
+/** One answer per path within a decision: the candidates share their long prefixes. */
+function memoised(fs: FsView): FsView {
+  const seen = new Map<string, FsEntry>();
+  return {
+    lstat(path) {
+      let e = seen.get(path);
+      if (e === undefined) seen.set(path, (e = fs.lstat(path)));
+      return e;
+    },
+  };
+}
+
+function decideCall(rawPolicy: unknown, tool: unknown, input: unknown, rawFs: FsView): Decision {
   const policy = readGatePolicy(rawPolicy);
   if ("malformed" in policy) return block(`the policy is malformed: ${policy.malformed}`);
   if (typeof tool !== "string") return block("the tool name is not a string");
@@ -35,6 +47,7 @@ function decideCall(rawPolicy: unknown, tool: unknown, input: unknown, fs: FsVie
   const ft = fileTool(tool);
   if (ft === undefined) return ALLOW;
 
+  const fs = memoised(rawFs);
   const ws = resolvePhysical(fs, policy.workspace);
   if (ws.kind !== "resolved" || !ws.exists) return block(`the workspace ${policy.workspace} does not resolve (${judge(ws, "/") ?? "it does not exist"})`);
   const ctx: Ctx = { policy, fs, wsGiven: policy.workspace, wsReal: ws.path };
