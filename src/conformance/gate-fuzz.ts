@@ -1,0 +1,187 @@
+import { lstatSync, mkdirSync, realpathSync, rmSync, statSync } from "node:fs";
+import { dirname, resolve as resolvePath } from "node:path";
+import { pathToFileURL } from "node:url";
+import fc from "fast-check";
+import { decide, type Decision } from "../core/gate/decide.ts";
+import type { GatePolicy } from "../core/gate/policy-shape.ts";
+import { isWithin } from "../core/paths.ts";
+import { realFsView } from "../host/fs-view.ts";
+import { REPO_ROOT } from "./golden.ts";
+import { layOutTree, memoryView, type Tree, type TreeEntry } from "./tree.ts";
+
+/**
+ * Generated worlds and tool calls for the gate's property tests and `npm run fuzz:gate`: each
+ * world is a tree laid out in memory and on disk; each call is decided over both, and an allowed
+ * call is checked against what Pi's own code would open, resolved by the kernel.
+ */
+
+/** Names that tempt every rule: Pi's spellings, unicode and ASCII spaces, @, ~, apostrophes. */
+export const NAMES = ["a", "b.txt", "it's", "it\u2019s", "caf\u00E9", "cafe\u0301", "x y", "9 AM.png", "9\u202FAM.png", "@n", "~", "d'\u00E9t\u00E9", "d\u2019e\u0301te\u0301"];
+
+type Layout = { why: string; skeleton: Tree; workspace: string; dirs: string[] };
+const LAYOUTS: Layout[] = [
+  { why: "a real workspace", skeleton: { "/data/ws/sub": "dir", "/data/other": "dir", "/out": "dir", "/home/s": "dir" }, workspace: "/data/ws", dirs: ["/data/ws", "/data/ws/sub", "/data/other", "/out"] },
+  {
+    why: "the workspace behind a link",
+    skeleton: { "/data/ws": { link: "/store/ws" }, "/store/ws/sub": "dir", "/data/other": "dir", "/out": "dir", "/home/s": "dir" },
+    workspace: "/data/ws",
+    dirs: ["/store/ws", "/store/ws/sub", "/data/other", "/out"],
+  },
+  {
+    why: "the data root behind a link, with a twin workspace beside it",
+    skeleton: { "/data": { link: "/mnt/d1" }, "/mnt/d1/ws/sub": "dir", "/mnt/data/ws": "dir", "/mnt/d1/other": "dir", "/home/s": "dir" },
+    workspace: "/data/ws",
+    dirs: ["/mnt/d1/ws", "/mnt/d1/ws/sub", "/mnt/data/ws", "/mnt/d1/other"],
+  },
+];
+
+export type World = { layout: number; tree: Tree; workspace: string; home: string };
+export type Call = { tool: string; input: Record<string, unknown> };
+export type FuzzCase = { world: World; calls: Call[] };
+
+const name = fc.constantFrom(...NAMES);
+const target = fc.oneof(
+  fc.constantFrom("/data/ws", "/data/ws/sub", "/store/ws", "/mnt/d1/ws", "/out", "/data/other", "/home/s", "/nowhere", "/data/ws/gone"),
+  fc.tuple(fc.constantFrom("/data/ws/", "/out/", "/data/other/", ""), name).map(([d, n]) => d + n),
+  fc.tuple(fc.constantFrom("../", "sub/", "./", "../ws/"), name).map(([d, n]) => d + n),
+);
+const entry: fc.Arbitrary<TreeEntry> = fc.oneof({ weight: 2, arbitrary: fc.constant<TreeEntry>("file") }, { weight: 1, arbitrary: fc.constant<TreeEntry>("dir") }, { weight: 4, arbitrary: target.map((t): TreeEntry => ({ link: t })) });
+
+export const worldArb: fc.Arbitrary<World> = fc.integer({ min: 0, max: LAYOUTS.length - 1 }).chain((layout) => {
+  const L = LAYOUTS[layout]!;
+  return fc.array(fc.tuple(fc.constantFrom(...L.dirs), name, entry), { minLength: 1, maxLength: 9 }).map((es) => {
+    const tree: Record<string, TreeEntry> = { ...L.skeleton };
+    for (const [d, n, e] of es) tree[`${d}/${n}`] = e;
+    return { layout, tree, workspace: L.workspace, home: "/home/s" };
+  });
+});
+
+const seg = fc.oneof({ weight: 4, arbitrary: name }, { weight: 2, arbitrary: fc.constantFrom("..", ".", "sub", "ws", "data", "other", "out", "gone") });
+const unicodeSpace = fc.constantFrom(" ", "\u00A0", "\u3000", "\u202F", "\u2009");
+export const pathArb: fc.Arbitrary<string> = fc
+  .tuple(fc.constantFrom("", "", "./", "<root>/data/ws/", "<root>/mnt/d1/ws/", "<root>/store/ws/", "<root>/", "~/", "@", "file://<root>/data/ws/", "../", "@<root>/out/"), fc.array(seg, { minLength: 0, maxLength: 4 }), unicodeSpace)
+  .map(([pre, segs, sp]) => (pre + segs.join("/")).replace(/ /g, sp));
+
+export const callArb: fc.Arbitrary<Call> = fc.oneof(
+  pathArb.map((p) => ({ tool: "read", input: { path: p } })),
+  pathArb.map((p) => ({ tool: "write", input: { path: p, content: "x" } })),
+  pathArb.map((p) => ({ tool: "ls", input: { path: p } })),
+  fc.tuple(pathArb, fc.constantFrom("*", "**/*.txt", "*/..")).map(([p, g]) => ({ tool: "find", input: { pattern: `${p === "" ? "" : p + "/"}${g}` } })),
+  pathArb.map((p) => ({ tool: "Read", input: { file_path: p } })),
+);
+
+/** A world and some calls in it; more calls per world spend less time laying trees out. */
+export function caseArb(calls: { min: number; max: number }): fc.Arbitrary<FuzzCase> {
+  return fc.record({ world: worldArb, calls: fc.array(callArb, { minLength: calls.min, maxLength: calls.max }) });
+}
+
+export function policyOf(world: World, root: string): GatePolicy {
+  return {
+    workspace: root + world.workspace,
+    home: root + world.home,
+    builtInTools: ["read", "write", "ls", "find", "Read"],
+    typedTools: [],
+  };
+}
+
+type PiPaths = {
+  resolveToCwd: (p: string, cwd: string) => string;
+  resolveReadPath: (p: string, cwd: string) => string;
+};
+let pi: PiPaths | undefined;
+/** Pi 0.85.1's own path functions (not in its exports map, so by file). */
+export async function loadPiPaths(): Promise<PiPaths> {
+  pi ??= (await import(pathToFileURL(`${REPO_ROOT}/node_modules/@earendil-works/pi-coding-agent/dist/core/tools/path-utils.js`).href)) as PiPaths;
+  return pi;
+}
+
+/**
+ * What the tool would open, by Pi's own code (Claude Code's Read: the name as given, made
+ * absolute against the real working directory). HOME must be the session's home (Pi reads it).
+ */
+export function opensWhat(call: Call, cwd: string, piPaths: PiPaths): string {
+  const i = call.input;
+  switch (call.tool) {
+    case "read":
+      return piPaths.resolveReadPath(i.path as string, cwd);
+    case "write":
+    case "ls":
+      return piPaths.resolveToCwd(i.path as string, cwd);
+    case "find":
+      return cwd;
+    default:
+      return resolvePath(cwd, i.file_path as string);
+  }
+}
+
+/** Why the kernel says a path is not a safe place inside wsReal (outside, dangling, a loop), or null. */
+export function kernelViolation(p: string, wsReal: string): string | null {
+  for (let cur = p; ; cur = dirname(cur)) {
+    try {
+      lstatSync(cur);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code === "ENOENT" || code === "ENOTDIR") && cur !== "/") continue;
+      return `${cur}: ${code}`;
+    }
+    let real: string;
+    try {
+      real = realpathSync.native(cur);
+    } catch (e) {
+      return `${cur} exists as a name but does not resolve (${(e as NodeJS.ErrnoException).code}): a dangling link or a loop`;
+    }
+    // Under a file nothing can be created: harmless.
+    if (cur !== p && !statSync(real).isDirectory()) return null;
+    return isWithin(real, wsReal) ? null : `${p} resolves by the kernel to ${real}${cur === p ? "" : " (its nearest existing ancestor)"}, outside ${wsReal}`;
+  }
+}
+
+export type CaseFailure = { call: Call; problem: string };
+
+/** The call with its <root> placeholders (absolute paths in the tree's own namespace) filled in. */
+export function rootCall(call: Call, root: string): Call {
+  const input: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(call.input)) input[k] = typeof v === "string" ? v.split("<root>").join(root) : v;
+  return { tool: call.tool, input };
+}
+
+export type CaseResult = { failure: CaseFailure | null; allowed: number; blocked: number };
+
+/** Lays the world out under root, decides every call over memory and disk, checks the allowed ones. */
+export function checkCase(c: FuzzCase, root: string, piPaths: PiPaths): CaseResult {
+  let allowed = 0;
+  let blocked = 0;
+  const fail = (failure: CaseFailure): CaseResult => ({ failure, allowed, blocked });
+  mkdirSync(root, { recursive: true });
+  try {
+    layOutTree(c.world.tree, root);
+    const policy = policyOf(c.world, root);
+    const mem = memoryView(c.world.tree, root);
+    const real = realFsView();
+    const wsReal = realpathSync.native(policy.workspace);
+    const savedHome = process.env.HOME;
+    process.env.HOME = policy.home;
+    try {
+      for (const unrooted of c.calls) {
+        const call = rootCall(unrooted, root);
+        const dMem: Decision = decide(policy, call.tool, call.input, mem);
+        const dReal: Decision = decide(policy, call.tool, call.input, real);
+        if (JSON.stringify(dMem) !== JSON.stringify(dReal)) return fail({ call, problem: `memory says ${JSON.stringify(dMem)}, the disk says ${JSON.stringify(dReal)}` });
+        if (!dReal.allow) {
+          blocked++;
+          continue;
+        }
+        allowed++;
+        const opened = opensWhat(call, wsReal, piPaths);
+        const v = kernelViolation(opened, wsReal);
+        if (v !== null) return fail({ call, problem: `false allow: ${v}` });
+      }
+    } finally {
+      if (savedHome === undefined) delete process.env.HOME;
+      else process.env.HOME = savedHome;
+    }
+    return { failure: null, allowed, blocked };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,89 @@
+// The Claude Code PreToolUse hook: node src/host/claude-gate.ts <policy.json>, the hook's JSON on
+// stdin. Exit 0 allows the call; exit 2 blocks it and Claude Code hands our stderr to the model.
+// Anything that goes wrong (bad JSON, a missing or malformed policy, a crash) exits 2.
+// It runs once per tool call, so it imports only node:module up front, turns on Node's compile
+// cache, and loads the gate after that.
+import { enableCompileCache } from "node:module";
+import type { Decision } from "../core/gate/decide.ts";
+import type { FsView } from "../core/gate/fs-view.ts";
+
+export type HookOutcome = { code: 0 } | { code: 2; stderr: string };
+
+type Decide = (policy: unknown, tool: unknown, input: unknown, fs: FsView) => Decision;
+
+const blocked = (why: string): HookOutcome => ({ code: 2, stderr: `mosaic gate: ${why}\n` });
+
+/** The hook's answer for its stdin and the policy file's text (or why it could not be read). */
+export function hookOutcome(stdin: string, policyText: string | { unreadable: string }, decide: Decide, fs: FsView): HookOutcome {
+  if (typeof policyText !== "string") return blocked(`the policy could not be read (${policyText.unreadable})`);
+  let policy: unknown;
+  try {
+    policy = JSON.parse(policyText);
+  } catch {
+    return blocked("the policy is not JSON");
+  }
+  let hook: unknown;
+  try {
+    hook = JSON.parse(stdin);
+  } catch {
+    // safety: gate-hook-bad-json-allows
+    return blocked("the hook input is not JSON");
+  }
+  if (typeof hook !== "object" || hook === null) return blocked("the hook input is not a JSON object");
+  const { tool_name, tool_input } = hook as Record<string, unknown>;
+  const d = decide(policy, tool_name, tool_input, fs);
+  return d.allow ? { code: 0 } : blocked(d.reason);
+}
+
+/** What the hook needs from the machine, loaded after the compile cache is on. */
+export type GateModules = { decide: Decide; fs: FsView; readFile: (path: string) => string };
+
+export async function loadGate(): Promise<GateModules> {
+  const [{ readFileSync }, { decide }, { realFsView }] = await Promise.all([import("node:fs"), import("../core/gate/decide.ts"), import("./fs-view.ts")]);
+  return { decide, fs: realFsView(), readFile: (p) => readFileSync(p, "utf8") };
+}
+
+/** The whole hook for its arguments and stdin: any failure on the way, a module that will not load included, blocks. */
+export async function runHook(args: readonly string[], stdin: () => Promise<string>, load: () => Promise<GateModules>): Promise<HookOutcome> {
+  try {
+    const gate = await load();
+    const file = args[0];
+    let policyText: string | { unreadable: string };
+    if (file === undefined) policyText = { unreadable: "no policy file argument" };
+    else {
+      try {
+        policyText = gate.readFile(file);
+      } catch (e) {
+        policyText = { unreadable: `${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
+      }
+    }
+    return hookOutcome(await stdin(), policyText, gate.decide, gate.fs);
+  } catch (e) {
+    // safety: gate-hook-crash-allows
+    return { code: 2, stderr: `mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n` };
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function main(): Promise<void> {
+  // Until the verdict is in, the answer is "block": an early exit must never leave exit code 0
+  // (or Node's 1 for an uncaught error, which Claude Code treats as a non-blocking error).
+  process.exitCode = 2;
+  const crash = (e: unknown) => {
+    process.stderr.write(`mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n`);
+    process.exit(2);
+  };
+  process.on("uncaughtException", crash);
+  process.on("unhandledRejection", crash);
+  enableCompileCache?.();
+  const out = await runHook(process.argv.slice(2), readStdin, loadGate);
+  if (out.code === 2) process.stderr.write(out.stderr);
+  process.exitCode = out.code;
+}
+
+if (import.meta.main) await main();
