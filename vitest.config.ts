@@ -7,8 +7,18 @@ export default defineConfig({
         test: {
           name: "contract",
           include: ["contract/**/*.test.ts"],
+          // A whole mutation run on the fixture project: seconds of CPU, so not on every commit.
+          exclude: ["contract/mutation-runner.test.ts"],
           globalSetup: ["contract/support/golden-log.ts"],
           testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: "selftest",
+          include: ["contract/mutation-runner.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 90_000,
         },
       },
       {
