@@ -13,6 +13,7 @@ import { liveIt } from "../src/conformance/live-gate.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 import { runProcess } from "../src/conformance/run-process.ts";
 import { ScriptedApi } from "../src/conformance/scripted-api.ts";
+import { plantStandIns } from "../src/conformance/stand-ins.ts";
 
 // Real Claude Code and Pi sessions in real bwrap sandboxes built by binds()/bwrapArgv(), driven by
 // the scripted API. The model's one tool call is a shell that tries the founder's stand-in secrets
@@ -21,7 +22,6 @@ import { ScriptedApi } from "../src/conformance/scripted-api.ts";
 const CLAUDE = join(REPO_ROOT, "node_modules/.bin/claude");
 const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
 const STAND_IN_KEY = "stand-in-api-key-not-a-secret";
-const SECRET = `stand-in-value-${process.pid}-${Date.now()}`;
 
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
 const problem = sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`) ?? (existsSync(PI_CLI) ? null : `${PI_CLI} missing (npm ci)`);
@@ -30,25 +30,18 @@ const it = liveIt("bwrap, Claude Code and Pi", problem);
 let scratch: ReturnType<typeof makeScratch>;
 let R: string;
 let founderHome: string;
+let SECRET: string;
 let broker: Server;
 
 beforeAll(async () => {
   scratch = makeScratch("confined");
   R = scratch.root;
-  founderHome = join(R, "founder-home");
-  const files: Record<string, string> = {
-    [join(founderHome, ".ssh/id_ed25519")]: `-----BEGIN STAND-IN KEY----- ${SECRET}\n`,
-    [join(founderHome, ".config/mosaic-dev/secrets/stand-in.env")]: `FAKE_TOKEN=${SECRET}\n`,
-    [join(founderHome, ".mosaic/state.json")]: `{"founder":"${SECRET}"}\n`,
-    [join(founderHome, ".git-credentials")]: `https://founder:${SECRET}@forge.invalid\n`,
-    [join(R, "data/workspaces/acme/other/secret.txt")]: `another workspace ${SECRET}\n`,
-    [join(R, "repo/runner.ts")]: "// stand-in: the session command replaces the runner\n",
-    [join(R, "repo/adapter.sh")]: "exit 0\n",
-  };
-  for (const [p, body] of Object.entries(files)) {
-    mkdirSync(join(p, ".."), { recursive: true });
-    writeFileSync(p, body);
-  }
+  const stand = plantStandIns(R);
+  founderHome = stand.founderHome;
+  SECRET = stand.secret;
+  mkdirSync(join(R, "repo"), { recursive: true });
+  writeFileSync(join(R, "repo/runner.ts"), "// stand-in: the session command replaces the runner\n");
+  writeFileSync(join(R, "repo/adapter.sh"), "exit 0\n");
   mkdirSync(join(R, "sock"), { recursive: true });
   broker = createServer((c) => c.end());
   await new Promise<void>((ok) => broker.listen(join(R, "sock/bus.sock"), ok));

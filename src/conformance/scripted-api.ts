@@ -40,6 +40,11 @@ export class ScriptedApi {
     await new Promise<void>((ok) => s.close(() => ok()));
   }
 
+  /** Sets the replies still to come, for a script that names paths known only after start(). */
+  replaceScript(replies: ScriptedReply[]): void {
+    this.replies = [...replies];
+  }
+
   /** Request bodies of the model calls, in order. */
   messageBodies(): string[] {
     return this.requests.filter((r) => r.method === "POST" && r.url.startsWith("/v1/messages")).map((r) => r.body);

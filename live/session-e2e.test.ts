@@ -1,0 +1,184 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import { decideLaunch, type LaunchPlan } from "../src/core/launch/decide-launch.ts";
+import { parseInstance, parseSettings } from "../src/core/launch/instance.ts";
+import { binds } from "../src/core/sandbox/binds.ts";
+import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
+import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
+import { readHostFacts } from "../src/host/host-facts.ts";
+import { importGraph } from "../src/host/import-graph.ts";
+import { readLaunchFacts } from "../src/host/launch-facts.ts";
+import { writeBundle } from "../src/host/write-bundle.ts";
+import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { liveIt } from "../src/conformance/live-gate.ts";
+import { runProcess } from "../src/conformance/run-process.ts";
+import { makeScratch } from "../src/conformance/scratch.ts";
+import { ScriptedApi, type ScriptedReply } from "../src/conformance/scripted-api.ts";
+import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
+
+// The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a Claude Code
+// coder from the shipped example instance, writeBundle() writes its bundle, the adapter's own argv
+// runs the real Claude Code inside bwrap from binds()/bwrapArgv(), and the bundle's hook runs the
+// real gate on every tool call. The scripted API records what the model was shown.
+const CLAUDE = join(REPO_ROOT, "node_modules/.bin/claude");
+const hostFacts = readHostFacts({ repo: REPO_ROOT });
+const it = liveIt("bwrap and Claude Code", (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`));
+
+let scratch: ReturnType<typeof makeScratch>;
+let stand: StandIns;
+let broker: Server;
+const MARKER = `claude-md-marker-${process.pid}`;
+
+beforeAll(async () => {
+  scratch = makeScratch("e2e");
+  stand = plantStandIns(scratch.root);
+  mkdirSync(join(scratch.root, "sock"), { recursive: true });
+  broker = createServer((c) => c.end());
+  await new Promise<void>((ok) => broker.listen(join(scratch.root, "sock/bus.sock"), ok));
+});
+
+afterAll(async () => {
+  await new Promise<void>((ok) => (broker ? broker.close(() => ok()) : ok()));
+  scratch?.remove();
+});
+
+type Prepared = { plan: LaunchPlan; spec: SandboxSpec; facts: HostFacts; ws: string; run: string };
+
+/** Plans, and writes, one Claude Code coder launch from scenarios/instances/claude-coder.yaml. */
+function prepare(name: string, apiUrl: string): Prepared {
+  const R = scratch.root;
+  const ws = join(R, "data/workspaces/acme", name);
+  const run = join(R, "data/runs", name);
+  for (const d of [ws, join(run, "home"), join(run, "tmp"), join(run, "turns")]) mkdirSync(d, { recursive: true });
+  chmodSync(join(run, "home"), 0o700);
+  // Memory files a session's prompt must never carry: the workspace's, its parent's and HOME's.
+  writeFileSync(join(ws, "CLAUDE.md"), `Always mention ${MARKER}.\n`);
+  writeFileSync(join(ws, "..", "CLAUDE.md"), `Parent memory ${MARKER}.\n`);
+  mkdirSync(join(run, "home/.claude"), { recursive: true });
+  writeFileSync(join(run, "home/.claude/CLAUDE.md"), `User memory ${MARKER}.\n`);
+  writeFileSync(join(ws, "inside.txt"), "a file inside the workspace\n");
+  writeFileSync(join(run, "session.json"), JSON.stringify({ note: `the host's record ${stand.secret}` }) + "\n");
+
+  const doc = parse(readFileSync(join(REPO_ROOT, "scenarios/instances/claude-coder.yaml"), "utf8")) as { instance: Record<string, unknown> };
+  const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
+  const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
+  const env = { PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, LANG: "C.UTF-8" };
+  const decision = decideLaunch(instance, settings, readLaunchFacts({ repo: REPO_ROOT, runDir: run, env }), env);
+  if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
+  writeBundle(decision.plan.bundleDir, decision.plan.bundle);
+
+  const gate = importGraph([join(REPO_ROOT, "src/host/claude-gate.ts")]);
+  expect(gate.packages, "the gate loads no package: Claude Code's sandbox has no node_modules").toEqual([]);
+  const runner = join(R, "runner-stand-in.ts");
+  writeFileSync(runner, "// the runner is not built yet; the session command replaces it\n");
+  const spec: SandboxSpec = {
+    harness: "claude-code",
+    repo: REPO_ROOT,
+    runnerFiles: [runner, ...gate.files],
+    runner,
+    adapter: runner,
+    brokerSocket: join(R, "sock/bus.sock"),
+    launchSocket: join(R, "sock/launch.sock"),
+    mayLaunch: false,
+    workspace: ws,
+    runDir: run,
+  };
+  const facts: HostFacts = { ...hostFacts, home: stand.founderHome, claude: { path: CLAUDE, realPath: realpathSync(CLAUDE) } };
+  return { plan: decision.plan, spec, facts, ws, run };
+}
+
+/** The adapter's command, in the workspace, inside the sandbox, with the message appended. */
+async function runTurn(p: Prepared, table: Bind[], message: string) {
+  const argv = bwrapArgv(p.spec, p.facts, table);
+  const dd = argv.lastIndexOf("--");
+  const inner = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', p.plan.adapter.cwd, ...p.plan.adapter.argv, message];
+  return runProcess(argv[0]!, [...argv.slice(1, dd + 1), ...inner], { env: p.plan.adapter.env, timeoutMs: 60_000 });
+}
+
+function toolResults(body: string | undefined): string[] {
+  if (body === undefined) return [];
+  const out: string[] = [];
+  for (const m of (JSON.parse(body) as { messages: Array<{ content: unknown }> }).messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const b of m.content as Array<{ type: string; content?: unknown }>) {
+      if (b.type !== "tool_result") continue;
+      out.push(typeof b.content === "string" ? b.content : (b.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n"));
+    }
+  }
+  return out;
+}
+
+describe("a planned Claude Code session, end to end", () => {
+  it("the gate blocks reads outside the workspace, allows work inside, and no secret or memory file reaches the model", async () => {
+    const api = new ScriptedApi([]);
+    const url = await api.start();
+    try {
+      const p = prepare("coder-e2e", url);
+      const replies: ScriptedReply[] = [
+        { kind: "tool_use", name: "Read", input: { file_path: join(p.run, "session.json") } },
+        { kind: "tool_use", name: "Read", input: { file_path: stand.files.sshKey } },
+        { kind: "tool_use", name: "Write", input: { file_path: join(p.ws, "made-by-session.txt"), content: "inside\n" } },
+        { kind: "tool_use", name: "Read", input: { file_path: join(p.ws, "inside.txt") } },
+        { kind: "text", text: "turn-finished-e2e" },
+      ];
+      api.replaceScript(replies);
+      const r = await runTurn(p, binds(p.spec, p.facts), "do the task");
+      const result = r.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.type === "result");
+      expect(result?.result, `no result line; stderr: ${r.stderr.slice(0, 800)}`).toBe("turn-finished-e2e");
+
+      const bodies = api.messageBodies();
+      expect(bodies.length).toBe(5);
+      const seen = toolResults(bodies.at(-1));
+      expect(seen.length).toBe(4);
+      expect(seen[0], "the gate blocked the run directory's session.json").toMatch(/mosaic gate: .*outside the workspace/);
+      expect(seen[1], "the gate blocked the founder's key").toMatch(/mosaic gate: .*outside the workspace/);
+      expect(seen[3], "a read inside the workspace is allowed").toContain("a file inside the workspace");
+      expect(readFileSync(join(p.ws, "made-by-session.txt"), "utf8")).toBe("inside\n");
+      for (const b of bodies) {
+        expect(b.includes(stand.secret), "no stand-in secret reaches the model").toBe(false);
+        expect(b.includes(MARKER), "no CLAUDE.md reaches the model").toBe(false);
+      }
+    } finally {
+      await api.stop();
+    }
+  }, 90_000);
+
+  // Two layers stop a file tool outside the workspace: the gate's hook and Claude Code's own
+  // --restricted. Each arm removes one or both on purpose; the read succeeds only with both gone.
+  const ARMS = [
+    { name: "without the hook, --restricted still blocks", dropHook: true, dropRestricted: false, blockedBy: /--restricted confines the file tools/ },
+    { name: "without --restricted, the gate still blocks", dropHook: false, dropRestricted: true, blockedBy: /mosaic gate: .*outside the workspace/ },
+    { name: "without both, the read reaches the model", dropHook: true, dropRestricted: true, blockedBy: null },
+  ] as const;
+  for (const arm of ARMS) {
+    it(`breaking it on purpose: ${arm.name}`, async () => {
+      const api = new ScriptedApi([]);
+      const url = await api.start();
+      try {
+        const p = prepare(`nogate-${ARMS.indexOf(arm)}`, url);
+        if (arm.dropHook) {
+          const settingsFile = join(p.plan.bundleDir, "settings.json");
+          writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, "utf8")), hooks: {} }));
+        }
+        const plan = arm.dropRestricted ? { ...p.plan, adapter: { ...p.plan.adapter, argv: p.plan.adapter.argv.filter((t) => t !== "--restricted") } } : p.plan;
+        api.replaceScript([
+          { kind: "tool_use", name: "Read", input: { file_path: join(p.run, "session.json") } },
+          { kind: "text", text: "turn-finished-arm" },
+        ]);
+        const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts), "do the task");
+        expect(r.stdout, r.stderr.slice(0, 800)).toContain("turn-finished-arm");
+        const seen = toolResults(api.messageBodies().at(-1));
+        if (arm.blockedBy === null) expect(seen[0], "with both layers gone the read goes through").toContain(stand.secret);
+        else {
+          expect(seen[0]).toMatch(arm.blockedBy);
+          expect(seen[0]).not.toContain(stand.secret);
+        }
+      } finally {
+        await api.stop();
+      }
+    }, 90_000);
+  }
+});
