@@ -13,7 +13,12 @@ export function makeScratch(label: string): { root: string; remove: () => void }
   return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
-/** .scratch/live in the checkout, or /var/tmp when the checkout itself lies under /tmp. */
+/**
+ * .scratch/live in the checkout; /var/tmp when the checkout lies under /tmp (the private /tmp would
+ * hide it) or deep enough that a test's Unix socket path would pass the kernel's 107-byte limit.
+ */
 export function scratchBase(repoRoot = REPO_ROOT): string {
-  return repoRoot === "/tmp" || repoRoot.startsWith("/tmp/") ? "/var/tmp/mosaic-harness-scratch" : join(repoRoot, ".scratch", "live");
+  const inRepo = join(repoRoot, ".scratch", "live");
+  const underTmp = repoRoot === "/tmp" || repoRoot.startsWith("/tmp/");
+  return underTmp || inRepo.length > 48 ? "/var/tmp/mosaic-harness-scratch" : inRepo;
 }
