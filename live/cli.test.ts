@@ -2,10 +2,10 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { liveIt } from "../src/conformance/live-gate.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { readBwrapVersion } from "../src/host/host-facts.ts";
 
-const it = liveIt("bwrap installed", readBwrapVersion("bwrap") === null ? "bwrap is not on PATH (apt-get install bubblewrap)" : null);
+const it = liveIt("bwrap installed", checkoutProblem(REPO_ROOT) ?? (readBwrapVersion("bwrap") === null ? "bwrap is not on PATH (apt-get install bubblewrap)" : null));
 
 describe("npm start's command on this machine", () => {
   it("plans the shipped example, probes bwrap, and exits 0", () => {

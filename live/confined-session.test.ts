@@ -9,7 +9,7 @@ import { sessionEnv } from "../src/core/session/env.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { liveIt } from "../src/conformance/live-gate.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 import { runProcess } from "../src/conformance/run-process.ts";
 import { ScriptedApi } from "../src/conformance/scripted-api.ts";
@@ -24,7 +24,7 @@ const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dis
 const STAND_IN_KEY = "stand-in-api-key-not-a-secret";
 
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
-const problem = sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`) ?? (existsSync(PI_CLI) ? null : `${PI_CLI} missing (npm ci)`);
+const problem = checkoutProblem(REPO_ROOT) ?? sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`) ?? (existsSync(PI_CLI) ? null : `${PI_CLI} missing (npm ci)`);
 const it = liveIt("bwrap, Claude Code and Pi", problem);
 
 let scratch: ReturnType<typeof makeScratch>;

@@ -13,7 +13,7 @@ import { importGraph } from "../src/host/import-graph.ts";
 import { readLaunchFacts } from "../src/host/launch-facts.ts";
 import { writeBundle } from "../src/host/write-bundle.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { liveIt } from "../src/conformance/live-gate.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { runProcess } from "../src/conformance/run-process.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 import { ScriptedApi, type ScriptedReply } from "../src/conformance/scripted-api.ts";
@@ -25,7 +25,7 @@ import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
 // real gate on every tool call. The scripted API records what the model was shown.
 const CLAUDE = join(REPO_ROOT, "node_modules/.bin/claude");
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
-const it = liveIt("bwrap and Claude Code", (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`));
+const it = liveIt("bwrap and Claude Code", checkoutProblem(REPO_ROOT) ?? (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`));
 
 let scratch: ReturnType<typeof makeScratch>;
 let stand: StandIns;

@@ -18,3 +18,13 @@ export function liveIt(need: string, problem: string | null, env: NodeJS.Process
   process.stderr.write(`\n!!! LIVE TESTS SKIPPED: ${need}: ${problem}\n!!! Under CI=true these tests fail instead.\n\n`);
   return (name) => it.skip(`${name} [SKIPPED: ${need}: ${problem}]`, () => {});
 }
+
+/**
+ * Why a confined session cannot start from this checkout, or null. The private /tmp is bound last,
+ * so node, Claude Code and node_modules in a checkout under /tmp would vanish inside the sandbox.
+ */
+export function checkoutProblem(repoRoot: string): string | null {
+  return repoRoot === "/tmp" || repoRoot.startsWith("/tmp/")
+    ? `the checkout ${repoRoot} lies under /tmp, which every session's private /tmp hides; clone it elsewhere (.ci/run relocates itself)`
+    : null;
+}
