@@ -12,7 +12,7 @@ import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 import { runProcess } from "../src/conformance/run-process.ts";
-import { ScriptedApi } from "../src/conformance/scripted-api.ts";
+import { ScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
 import { plantStandIns } from "../src/conformance/stand-ins.ts";
 
 // Real Claude Code and Pi sessions in real bwrap sandboxes built by binds()/bwrapArgv(), driven by
@@ -123,28 +123,12 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
     const full = [...argv.slice(0, dd + 1), ...inner];
     const r = await runProcess(full[0]!, full.slice(1), { env, timeoutMs: 50_000 });
     const bodies = api.messageBodies();
-    const toolResult = toolResultText(bodies[1]);
+    const toolResult = toolResultsIn(bodies[1]).join("\n");
     const answers = Object.fromEntries([...toolResult.matchAll(/^([a-z-]+) (yes|no)$/gm)].map((m) => [m[1]!, m[2]!]));
     return { answers, bodies, stderr: r.stderr };
   } finally {
     await api.stop();
   }
-}
-
-/** The text of the tool results in one Messages API request body: what the model was shown. */
-function toolResultText(body: string | undefined): string {
-  if (body === undefined) return "";
-  const doc = JSON.parse(body) as { messages: Array<{ content: unknown }> };
-  const texts: string[] = [];
-  for (const m of doc.messages) {
-    if (!Array.isArray(m.content)) continue;
-    for (const block of m.content as Array<{ type: string; content?: unknown }>) {
-      if (block.type !== "tool_result") continue;
-      if (typeof block.content === "string") texts.push(block.content);
-      else if (Array.isArray(block.content)) for (const c of block.content as Array<{ text?: string }>) texts.push(c.text ?? "");
-    }
-  }
-  return texts.join("\n");
 }
 
 const CONFINED = {
@@ -182,7 +166,7 @@ describe("real sessions in real bwrap sandboxes keep the stand-in secrets out of
       const out = await runSession(spec, facts, withFounderHome(binds(spec, facts)));
       expect(out.bodies.length, `stderr: ${out.stderr.slice(0, 600)}`).toBe(2);
       expect(out.answers).toEqual({ ...CONFINED, "read-ssh-key": "yes", "read-stand-in-env": "yes", "read-mosaic": "yes", "read-git-credentials": "yes" });
-      expect(toolResultText(out.bodies[1]).includes(SECRET), "with the door open the secret reaches the model").toBe(true);
+      expect(toolResultsIn(out.bodies[1]).join("\n").includes(SECRET), "with the door open the secret reaches the model").toBe(true);
     }, 90_000);
   }
 });

@@ -16,7 +16,7 @@ import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { runProcess } from "../src/conformance/run-process.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
-import { ScriptedApi, type ScriptedReply } from "../src/conformance/scripted-api.ts";
+import { ScriptedApi, toolResultsIn, type ScriptedReply } from "../src/conformance/scripted-api.ts";
 import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
 
 // The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a Claude Code
@@ -98,19 +98,6 @@ async function runTurn(p: Prepared, table: Bind[], message: string) {
   return runProcess(argv[0]!, [...argv.slice(1, dd + 1), ...inner], { env: p.plan.adapter.env, timeoutMs: 60_000 });
 }
 
-function toolResults(body: string | undefined): string[] {
-  if (body === undefined) return [];
-  const out: string[] = [];
-  for (const m of (JSON.parse(body) as { messages: Array<{ content: unknown }> }).messages) {
-    if (!Array.isArray(m.content)) continue;
-    for (const b of m.content as Array<{ type: string; content?: unknown }>) {
-      if (b.type !== "tool_result") continue;
-      out.push(typeof b.content === "string" ? b.content : (b.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n"));
-    }
-  }
-  return out;
-}
-
 describe("a planned Claude Code session, end to end", () => {
   it("the gate blocks reads outside the workspace, allows work inside, and no secret or memory file reaches the model", async () => {
     const api = new ScriptedApi([]);
@@ -131,7 +118,7 @@ describe("a planned Claude Code session, end to end", () => {
 
       const bodies = api.messageBodies();
       expect(bodies.length).toBe(5);
-      const seen = toolResults(bodies.at(-1));
+      const seen = toolResultsIn(bodies.at(-1));
       expect(seen.length).toBe(4);
       expect(seen[0], "the gate blocked the run directory's session.json").toMatch(/mosaic gate: .*outside the workspace/);
       expect(seen[1], "the gate blocked the founder's key").toMatch(/mosaic gate: .*outside the workspace/);
@@ -170,7 +157,7 @@ describe("a planned Claude Code session, end to end", () => {
         ]);
         const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts), "do the task");
         expect(r.stdout, r.stderr.slice(0, 800)).toContain("turn-finished-arm");
-        const seen = toolResults(api.messageBodies().at(-1));
+        const seen = toolResultsIn(api.messageBodies().at(-1));
         if (arm.blockedBy === null) expect(seen[0], "with both layers gone the read goes through").toContain(stand.secret);
         else {
           expect(seen[0]).toMatch(arm.blockedBy);

@@ -91,3 +91,17 @@ export class ScriptedApi {
     ];
   }
 }
+
+/** The text of each tool result in one Messages API request body: what the model was shown. */
+export function toolResultsIn(body: string | undefined): string[] {
+  if (body === undefined) return [];
+  const out: string[] = [];
+  for (const m of (JSON.parse(body) as { messages: Array<{ content: unknown }> }).messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const b of m.content as Array<{ type: string; content?: unknown }>) {
+      if (b.type !== "tool_result") continue;
+      out.push(typeof b.content === "string" ? b.content : (b.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n"));
+    }
+  }
+  return out;
+}

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { TOP_LINKS, type HostFacts, type TopEntry } from "../core/sandbox/types.ts";
@@ -38,15 +38,14 @@ function safeRealpath(p: string): string {
   }
 }
 
-function findOnPath(name: string, path: string): string | undefined {
+/** The first regular file called name in an absolute PATH directory; relative entries are never searched. */
+export function findOnPath(name: string, path: string): string | undefined {
   for (const dir of path.split(":")) {
     if (!dir.startsWith("/")) continue;
-    const candidate = join(dir, name);
     try {
-      lstatSync(candidate);
-      return candidate;
+      if (statSync(join(dir, name)).isFile()) return join(dir, name);
     } catch {
-      // not here
+      // not in this directory
     }
   }
   return undefined;

@@ -7,7 +7,7 @@ import type { LaunchFacts } from "../core/launch/decide-launch.ts";
 import { loadHarness } from "../core/route/loader.ts";
 import type { BinaryFacts } from "../core/route/types.ts";
 import type { Harness } from "../core/sandbox/types.ts";
-import { readHostFacts } from "./host-facts.ts";
+import { findOnPath, readHostFacts } from "./host-facts.ts";
 import { sandboxProblem } from "./sandbox-probe.ts";
 
 /** The sources a session's confinement runs from; their digests go into every manifest. */
@@ -33,18 +33,6 @@ export function readSourceDigests(repo: string): SourceDigests {
     mcpServer: read(SOURCE_FILES.mcpServer),
     tools: read(SOURCE_FILES.tools),
   };
-}
-
-function findOnPath(name: string, path: string): string | undefined {
-  for (const dir of path.split(":")) {
-    if (!dir.startsWith("/")) continue;
-    try {
-      if (statSync(join(dir, name)).isFile()) return join(dir, name);
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
 }
 
 /** Whether the binary exists, is executable and answers its version probe. A relative path is never run. */
