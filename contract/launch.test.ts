@@ -136,6 +136,7 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
     expect(p.adapter.env.MCP_CONNECTION_NONBLOCKING).toBe("0");
     expect(p.adapter.env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).toBe("1");
   } else {
+    expect(argv.slice(0, 2), "pi runs on the node the preflight checked, not on PATH's").toEqual([c.facts.node.path, c.facts.binaries.pi.path]);
     for (const f of ["-p", "--no-session", "--offline", "-nc", "-ns", "-ne"]) expect(argv, f).toContain(f);
     expect(after("-e"), "the gate's extension is loaded").toBe(`${c.facts.repo}/src/host/pi-extension.ts`);
     for (const f of ["-np", "-na"]) expect(argv, f).toContain(f);

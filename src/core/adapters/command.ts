@@ -55,7 +55,9 @@ export function piCommand(inp: AdapterInput, piBinary: string): AdapterCommand {
   const builtIns = route.module.builtInTools(inp.toolLimit);
   const thinking = route.thinking !== null ? ["--thinking", route.thinking] : [];
   const argv = [
-    piBinary, "-p",
+    // The node the preflight checked (Pi needs 22.19 or newer), not whatever node the pi script's
+    // `#!/usr/bin/env node` would find on the session's PATH.
+    paths.node, piBinary, "-p",
     "--provider", route.provider, "--model", route.model, ...thinking,
     "--no-session", "--offline",
     // safety: pi-ambient-context
