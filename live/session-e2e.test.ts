@@ -19,10 +19,11 @@ import { makeScratch } from "../src/conformance/scratch.ts";
 import { ScriptedApi, toolResultsIn, type ScriptedReply } from "../src/conformance/scripted-api.ts";
 import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
 
-// The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a Claude Code
-// coder from the shipped example instance, writeBundle() writes its bundle, the adapter's own argv
-// runs the real Claude Code inside bwrap from binds()/bwrapArgv(), and the bundle's hook runs the
-// real gate on every tool call. The scripted API records what the model was shown.
+// The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a coder from
+// the shipped example instances, writeBundle() writes its bundle, and the adapter's own argv runs
+// the real Claude Code or Pi inside bwrap from binds()/bwrapArgv(). The gate runs on every tool
+// call: Claude Code's through the bundle's hook, Pi's through the extension. The scripted API
+// records what the model was shown.
 const CLAUDE = join(REPO_ROOT, "node_modules/.bin/claude");
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
 const it = liveIt("bwrap and Claude Code", checkoutProblem(REPO_ROOT) ?? (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`));
@@ -47,8 +48,8 @@ afterAll(async () => {
 
 type Prepared = { plan: LaunchPlan; spec: SandboxSpec; facts: HostFacts; ws: string; run: string };
 
-/** Plans, and writes, one Claude Code coder launch from scenarios/instances/claude-coder.yaml. */
-function prepare(name: string, apiUrl: string): Prepared {
+/** Plans, and writes, one launch from a shipped example instance (claude-coder or pi-coder). */
+function prepare(name: string, apiUrl: string, example = "claude-coder"): Prepared {
   const R = scratch.root;
   const ws = join(R, "data/workspaces/acme", name);
   const run = join(R, "data/runs", name);
@@ -62,20 +63,30 @@ function prepare(name: string, apiUrl: string): Prepared {
   writeFileSync(join(ws, "inside.txt"), "a file inside the workspace\n");
   writeFileSync(join(run, "session.json"), JSON.stringify({ note: `the host's record ${stand.secret}` }) + "\n");
 
-  const doc = parse(readFileSync(join(REPO_ROOT, "scenarios/instances/claude-coder.yaml"), "utf8")) as { instance: Record<string, unknown> };
+  const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
   const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
   const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
-  const env = { PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, LANG: "C.UTF-8" };
+  const env = { PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "stand-in-api-key", LANG: "C.UTF-8" };
   const decision = decideLaunch(instance, settings, readLaunchFacts({ repo: REPO_ROOT, runDir: run, env }), env);
   if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
   writeBundle(decision.plan.bundleDir, decision.plan.bundle);
 
-  const gate = importGraph([join(REPO_ROOT, "src/host/claude-gate.ts")]);
+  const harness = decision.plan.harness;
+  const entry = harness === "pi" ? "src/host/pi-extension.ts" : "src/host/claude-gate.ts";
+  const gate = importGraph([join(REPO_ROOT, entry)]);
   expect(gate.packages, "the gate loads no package: Claude Code's sandbox has no node_modules").toEqual([]);
+  if (harness === "pi") {
+    // Pi ignores ANTHROPIC_BASE_URL; its agent dir's models.json routes the built-in provider to
+    // the scripted API. The bundle does not carry it (docs/launch.md, Limits).
+    const agentDir = decision.plan.adapter.env.PI_CODING_AGENT_DIR!;
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: apiUrl, apiKey: "stand-in-api-key" } } }));
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
+  }
   const runner = join(R, "runner-stand-in.ts");
   writeFileSync(runner, "// the runner is not built yet; the session command replaces it\n");
   const spec: SandboxSpec = {
-    harness: "claude-code",
+    harness,
     repo: REPO_ROOT,
     runnerFiles: [runner, ...gate.files],
     runner,
@@ -168,4 +179,62 @@ describe("a planned Claude Code session, end to end", () => {
       }
     }, 90_000);
   }
+});
+
+describe("a planned Pi session, end to end", () => {
+  it("the extension's gate blocks reads outside the workspace, allows work inside, and no secret reaches the model", async () => {
+    const api = new ScriptedApi([]);
+    const url = await api.start();
+    try {
+      const p = prepare("pi-e2e", url, "pi-coder");
+      expect(p.plan.harness).toBe("pi");
+      api.replaceScript([
+        { kind: "tool_use", name: "read", input: { path: join(p.run, "session.json") } },
+        { kind: "tool_use", name: "read", input: { path: "~/../session.json" } },
+        { kind: "tool_use", name: "write", input: { path: "made-by-session.txt", content: "inside\n" } },
+        { kind: "tool_use", name: "read", input: { path: "@inside.txt" } },
+        { kind: "text", text: "turn-finished-pi" },
+      ]);
+      const r = await runTurn(p, binds(p.spec, p.facts), "do the task");
+      expect(r.status, `pi failed: ${r.stderr.slice(0, 800)}`).toBe(0);
+      expect(r.stdout.trim()).toBe("turn-finished-pi");
+      const bodies = api.messageBodies();
+      expect(bodies.length).toBe(5);
+      const seen = toolResultsIn(bodies.at(-1));
+      expect(seen.length).toBe(4);
+      expect(seen[0], "the extension blocked session.json").toMatch(/outside the workspace/);
+      expect(seen[1], "the extension blocked ~/.. out of the run's home").toMatch(/outside the workspace/);
+      expect(seen[3], "a read inside the workspace is allowed").toContain("a file inside the workspace");
+      expect(readFileSync(join(p.ws, "made-by-session.txt"), "utf8")).toBe("inside\n");
+      for (const b of bodies) {
+        expect(b.includes(stand.secret), "no stand-in secret reaches the model").toBe(false);
+        expect(b.includes(MARKER), "no CLAUDE.md reaches the model (-nc)").toBe(false);
+      }
+      expect(p.plan.turnEnd.kind).toBe("marker");
+      if (p.plan.turnEnd.kind === "marker") expect(existsSync(p.plan.turnEnd.file), "the extension wrote the turn marker at agent_end").toBe(true);
+    } finally {
+      await api.stop();
+    }
+  }, 90_000);
+
+  it("breaking it on purpose: without the extension, the same read reaches the model and no turn marker is written", async () => {
+    const api = new ScriptedApi([]);
+    const url = await api.start();
+    try {
+      const p = prepare("pi-e2e-noext", url, "pi-coder");
+      const argv = p.plan.adapter.argv;
+      const e = argv.indexOf("-e");
+      const plan = { ...p.plan, adapter: { ...p.plan.adapter, argv: [...argv.slice(0, e), ...argv.slice(e + 2)] } };
+      api.replaceScript([
+        { kind: "tool_use", name: "read", input: { path: join(p.run, "session.json") } },
+        { kind: "text", text: "turn-finished-noext" },
+      ]);
+      const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts), "do the task");
+      expect(r.stdout.trim(), r.stderr.slice(0, 800)).toBe("turn-finished-noext");
+      expect(toolResultsIn(api.messageBodies().at(-1))[0], "with no gate the read goes through").toContain(stand.secret);
+      if (p.plan.turnEnd.kind === "marker") expect(existsSync(p.plan.turnEnd.file), "no extension, no marker: the runner would fail this turn").toBe(false);
+    } finally {
+      await api.stop();
+    }
+  }, 90_000);
 });
