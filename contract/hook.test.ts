@@ -19,7 +19,7 @@ function runHook(gateBody: string | null): Promise<number | null> {
   roots.push(repo);
   mkdirSync(join(repo, "src/host"), { recursive: true });
   if (gateBody !== null) writeFileSync(join(repo, "src/host/claude-gate.ts"), gateBody, { mode: 0o600 });
-  const cmd = gateHookCommand(process.execPath, repo, join(repo, "policy.json"));
+  const cmd = gateHookCommand(process.execPath, repo, join(repo, "policy.json"), join(repo, "no-cache-yet"));
   return new Promise((resolve, reject) => {
     const child = spawn("/bin/sh", ["-c", cmd], { stdio: "ignore" });
     child.on("error", reject);

@@ -115,7 +115,8 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
     expect(entry.matcher, "every tool goes through the gate").toBe("*");
     const hook = entry.hooks[0]!;
     expect(hook.type).toBe("command");
-    expect(hook.command, "the gate runs under timeout -k 2 10").toMatch(/^timeout -k 2 10 /);
+    expect(hook.command, "the gate runs under timeout -k 2 10").toMatch(/^NODE_COMPILE_CACHE='[^']+' timeout -k 2 10 /);
+    expect(hook.command, "the gate's compile cache lies in the read-only bundle, not the session's /tmp").toContain(`NODE_COMPILE_CACHE='${p.bundleDir}/gate-compile-cache' `);
     expect(hook.command, "a missing, crashing or hanging gate exits 2").toMatch(/ \|\| exit 2$/);
     expect(hook.command).toContain(`'${c.facts.repo}/src/host/claude-gate.ts' '${p.bundleDir}/policy.json'`);
     expect(hook.timeout, "the hook's own timeout outlasts the wrapper's kill").toBeGreaterThan(10 + 2);

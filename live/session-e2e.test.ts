@@ -12,6 +12,8 @@ import { readHostFacts } from "../src/host/host-facts.ts";
 import { importGraph } from "../src/host/import-graph.ts";
 import { readLaunchFacts } from "../src/host/launch-facts.ts";
 import { writeBundle } from "../src/host/write-bundle.ts";
+import { warmGateCache } from "../src/host/warm-gate-cache.ts";
+import { gateCompileCacheDir } from "../src/core/bundle/hook.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { runProcess } from "../src/conformance/run-process.ts";
@@ -70,6 +72,7 @@ function prepare(name: string, apiUrl: string, example = "claude-coder"): Prepar
   const decision = decideLaunch(instance, settings, readLaunchFacts({ repo: REPO_ROOT, runDir: run, env }), env);
   if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
   writeBundle(decision.plan.bundleDir, decision.plan.bundle);
+  if (decision.plan.harness === "claude-code") warmGateCache(hostFacts.node.path, REPO_ROOT, gateCompileCacheDir(decision.plan.bundleDir));
 
   const harness = decision.plan.harness;
   const entry = harness === "pi" ? "src/host/pi-extension.ts" : "src/host/claude-gate.ts";

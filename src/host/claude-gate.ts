@@ -1,9 +1,9 @@
 // The Claude Code PreToolUse hook: node src/host/claude-gate.ts <policy.json>, the hook's JSON on
 // stdin. Exit 0 allows the call; exit 2 blocks it and Claude Code hands our stderr to the model.
 // Anything that goes wrong (bad JSON, a missing or malformed policy, a crash) exits 2.
-// It runs once per tool call, so it imports only node:module up front, turns on Node's compile
-// cache, and loads the gate after that.
-import { enableCompileCache } from "node:module";
+// It runs once per tool call: the bundle's hook command points NODE_COMPILE_CACHE at a cache the
+// host warmed under the read-only bundle (warmGateCache). It never turns on a cache of its own,
+// which would land in the session's writable /tmp, where a session could plant code for the gate.
 import type { Decision } from "../core/gate/decide.ts";
 import type { FsView } from "../core/gate/fs-view.ts";
 
@@ -35,7 +35,7 @@ export function hookOutcome(stdin: string, policyText: string | { unreadable: st
   return d.allow ? { code: 0 } : blocked(d.reason);
 }
 
-/** What the hook needs from the machine, loaded after the compile cache is on. */
+/** What the hook needs from the machine. */
 export type GateModules = { decide: Decide; fs: FsView; readFile: (path: string) => string };
 
 export async function loadGate(): Promise<GateModules> {
@@ -80,7 +80,6 @@ async function main(): Promise<void> {
   };
   process.on("uncaughtException", crash);
   process.on("unhandledRejection", crash);
-  enableCompileCache?.();
   const out = await runHook(process.argv.slice(2), readStdin, loadGate);
   if (out.code === 2) process.stderr.write(out.stderr);
   process.exitCode = out.code;

@@ -4,7 +4,7 @@ import type { Route, RouteWhich } from "../route/choose-route.ts";
 import type { RunPaths } from "../route/types.ts";
 import { actionsWithoutTool, describeVia, heldActions, renderTools, selectTools } from "../tools/catalog.ts";
 import { canonicalJson, sha256 } from "./digest.ts";
-import { HOOK_TIMEOUT_SECONDS, gateHookCommand } from "./hook.ts";
+import { HOOK_TIMEOUT_SECONDS, gateCompileCacheDir, gateHookCommand } from "./hook.ts";
 
 export const BUNDLE_VERSION = 1;
 
@@ -93,7 +93,7 @@ export function planBundle(inp: BundleInput): BundleFiles {
         PreToolUse: [
           {
             matcher: "*", // safety: hook-matcher-narrowed
-            hooks: [{ type: "command", command: gateHookCommand(paths.node, paths.repo, `${bundle}/policy.json`), timeout: HOOK_TIMEOUT_SECONDS }],
+            hooks: [{ type: "command", command: gateHookCommand(paths.node, paths.repo, `${bundle}/policy.json`, gateCompileCacheDir(bundle)), timeout: HOOK_TIMEOUT_SECONDS }],
           },
         ],
       },
