@@ -7,6 +7,8 @@ export default defineConfig({
         test: {
           name: "contract",
           include: ["contract/**/*.test.ts"],
+          // Worker threads start faster than forks: the tier runs in about two thirds of the time.
+          pool: "threads",
           // A whole mutation run on the fixture project: seconds of CPU, so not on every commit.
           exclude: ["contract/mutation-runner.test.ts"],
           globalSetup: ["contract/support/golden-log.ts"],

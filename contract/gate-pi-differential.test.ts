@@ -1,4 +1,5 @@
 import { accessSync, readFileSync, readdirSync, symlinkSync, writeFileSync, mkdirSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import fc from "fast-check";
@@ -21,16 +22,14 @@ type PiPathUtils = { resolveToCwd: (p: string, cwd: string) => string; resolveRe
 let pi: PiPathUtils;
 
 const scratch = makeScratch("gate-pi-diff");
-const home = join(scratch.root, "home");
+// Pi expands "~" with os.homedir(), which reads the process's real HOME: setting process.env.HOME
+// would not reach it in a worker thread. Both sides are asked about the same real home instead;
+// a differential test needs agreement, not a particular tree there.
+const home = homedir();
 const cwd = join(scratch.root, "ws");
-let savedHome: string | undefined;
 
 beforeAll(async () => {
   pi = (await import(pathToFileURL(join(PI, "dist/core/tools/path-utils.js")).href)) as PiPathUtils;
-  // Pi reads HOME (os.homedir()) for "~"; the gate is told the session's home by the policy.
-  savedHome = process.env.HOME;
-  process.env.HOME = home;
-  mkdirSync(home);
   mkdirSync(join(cwd, "sub"), { recursive: true });
   // Each name in some spellings, as files, a link inside and a dangling link, so every one of
   // read's choices is taken somewhere in the corpus.
@@ -47,8 +46,6 @@ beforeAll(async () => {
   for (const only of ONLY_SPELLINGS) writeFileSync(join(cwd, only.onDisk), only.onDisk);
 });
 afterAll(() => {
-  if (savedHome === undefined) delete process.env.HOME;
-  else process.env.HOME = savedHome;
   scratch.remove();
 });
 
