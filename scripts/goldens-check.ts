@@ -1,7 +1,8 @@
-// After a full contract run: every golden on disk was written by a test. Under CI=true an
+// After a full contract run: every golden on disk was written by a test. Under CI an
 // orphan fails; locally it is reported with the command that removes it.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { isCi } from "../src/conformance/ci.ts";
 import { REPO_ROOT, findOrphans, listGoldens } from "../src/conformance/golden.ts";
 
 const log = join(REPO_ROOT, ".scratch", "golden-log.txt");
@@ -18,4 +19,4 @@ if (orphans.length === 0) {
 console.error(`goldens-check: ${orphans.length} golden file(s) that no test wrote:`);
 for (const o of orphans) console.error(`  ${o}`);
 console.error(`Remove them after review: git rm ${orphans.join(" ")}`);
-process.exit(process.env.CI === "true" ? 1 : 0);
+process.exit(isCi() ? 1 : 0);
