@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, existsSync, writeFileSync, chmodSync } from "node:fs";
+import { mkdirSync, readFileSync, existsSync, writeFileSync, chmodSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
@@ -10,11 +10,11 @@ import { sessionEnv } from "../src/core/session/env.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { liveIt } from "../src/conformance/live-gate.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 
-let facts: HostFacts = readHostFacts({ repo: REPO_ROOT });
-const it = liveIt("bwrap with user namespaces", sandboxProblem(facts));
+const facts: HostFacts = readHostFacts({ repo: REPO_ROOT });
+const it = liveIt("bwrap with user namespaces", checkoutProblem(REPO_ROOT) ?? sandboxProblem(facts));
 
 let scratch: ReturnType<typeof makeScratch>;
 let spec: SandboxSpec;
@@ -24,14 +24,6 @@ const HOST_TMP_MARK = join("/tmp", `mosaic-live-host-tmp-${process.pid}`);
 beforeAll(async () => {
   scratch = makeScratch("sandbox");
   const r = scratch.root;
-  // A checkout under /tmp (some CI clones) has its node under /tmp, which the private /tmp hides.
-  if (facts.node.path.startsWith("/tmp/")) {
-    const node = join(r, "node/bin/node");
-    mkdirSync(join(r, "node/bin"), { recursive: true });
-    copyFileSync(facts.node.realPath, node);
-    chmodSync(node, 0o755);
-    facts = { ...facts, node: { path: node, realPath: node } };
-  }
   const repo = join(r, "repo");
   const run = join(r, "data/runs/r1");
   const ws = join(r, "data/workspaces/acme/coder");
