@@ -158,6 +158,38 @@ for (const h of HARNESSES) {
   });
 }
 
+// Who checks args against the schema: the runner must, because Claude Code does not.
+describe("args outside the tool's schema", () => {
+  const BAD = { to: "acme-pm", extra: 1 };
+  for (const h of HARNESSES) {
+    const claude = h.harness === "claude-code";
+    h.it(claude ? "claude-code passes them to the server unchanged, so the runner must check them" : "pi refuses them before the call, and nothing reaches the socket", async () => {
+      const api = new ScriptedApi([]);
+      const url = await api.start();
+      const p = prepare(`${h.harness}-bad-args`, h.example, url);
+      const stand = new ToolSocketStandIn(join(p.run, "tools.sock"), () => ({ ok: false, error: "refused: body is required" }));
+      await stand.start();
+      try {
+        api.replaceScript([{ kind: "tool_use", name: h.toolName, input: BAD }, { kind: "text", text: "turn-finished-bad" }]);
+        const r = await runTurn(p, "tell the pm");
+        expect(h.done(r.stdout), `the turn ended; stderr: ${r.stderr.slice(0, 800)}`).toBe("turn-finished-bad");
+        const got = shown(api.messageBodies()[1]);
+        expect(got.isError).toBe(true);
+        if (claude) {
+          expect(stand.requests).toEqual([{ id: expect.any(Number), tool: "send_message", args: BAD }]);
+          expect(got.text).toBe("refused: body is required");
+        } else {
+          expect(stand.requests).toEqual([]);
+          expect(got.text).toMatch(/^Validation failed for tool "send_message"/);
+        }
+      } finally {
+        await stand.stop();
+        await api.stop();
+      }
+    }, 90_000);
+  }
+});
+
 describe("claude-code: the MCP handshake", () => {
   itClaude("Claude Code and the server negotiate the protocol version baselines/mcp.json pins", async () => {
     const api = new ScriptedApi([{ kind: "text", text: "handshake-done" }]);
