@@ -2,12 +2,16 @@
 // decide() as Claude Code's hook. The policy file is named by MOSAIC_POLICY_FILE. A missing or
 // unreadable policy does not stop Pi from loading the extension; it blocks every call instead.
 // At agent_end it writes the turn marker (MOSAIC_TURN_MARKER): the runner counts a Pi turn only
-// when the marker proves the gated turn reached its end.
+// when the marker proves the gated turn reached its end. It also registers the typed tools of
+// MOSAIC_TOOLS_FILE, which call the runner's tool socket (src/host/pi-typed-tools.ts).
 import { readFileSync, writeFileSync } from "node:fs";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { decide } from "../core/gate/decide.ts";
 import { realFsView } from "./fs-view.ts";
 import type { FsView } from "../core/gate/fs-view.ts";
+import { readToolsFile } from "./read-tools-file.ts";
+import { TOOL_SOCKET_ENV } from "./tool-client.ts";
+import { registerTypedTools } from "./pi-typed-tools.ts";
 
 export const POLICY_ENV = "MOSAIC_POLICY_FILE";
 export const MARKER_ENV = "MOSAIC_TURN_MARKER";
@@ -36,6 +40,7 @@ export default function mosaicGate(pi: ExtensionAPI): void {
   const source = readPolicyFile(process.env);
   const fs = realFsView();
   pi.on("tool_call", (event) => toolCallVerdict(source, event.toolName, event.input, fs));
+  registerTypedTools(pi, readToolsFile(process.env), process.env[TOOL_SOCKET_ENV], (line) => process.stderr.write(line + "\n"));
   const marker = process.env[MARKER_ENV];
   // Without a marker path there is nothing to prove to; the runner then counts no Pi turn.
   if (marker !== undefined && marker !== "") pi.on("agent_end", () => writeFileSync(marker, `agent_end ${new Date().toISOString()}\n`));
