@@ -1,11 +1,12 @@
 // The stand-in broker on real Unix sockets under a scratch root: local IPC, fast enough for the
 // contract tier. Each test starts its own broker and stops it.
+import fc from "fast-check";
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connectLines, type LineClient } from "../src/conformance/broker/client.ts";
-import { MAX_LINE_BYTES, type BrokerResponse } from "../src/conformance/broker/protocol.ts";
+import { MAX_LINE_BYTES, newFramer, readLines, type BrokerResponse } from "../src/conformance/broker/protocol.ts";
 import { startBroker, type StandInBroker } from "../src/conformance/broker/server.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 import { isMosaicError } from "../src/core/errors.ts";
@@ -131,6 +132,25 @@ describe("the stand-in broker on real sockets", () => {
     expect((await c.next(5000)).kind).toBe("closed");
     const again = await client(b.brokerSocket);
     expect(await again.call({ id: 1, cap, verb: "message.read", args: {} })).toMatchObject({ ok: true });
+  });
+
+  it("any bytes, in any chunks, then a good request: one response per line the parser sees, in order, and the good one answered (fixed seed)", async () => {
+    const { b, cap } = await claimed();
+    const noNewline = fc.uint8Array({ maxLength: 60 }).map((u) => u.map((x) => (x === 0x0a ? 0x20 : x)));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(noNewline, fc.constant(new TextEncoder().encode('{"id":1,"cap":"x","verb":"v","args":{}}'))), { maxLength: 6 }), fc.nat({ max: 30 }), async (garbage, size) => {
+        const c = await client(b.brokerSocket);
+        const last = new TextEncoder().encode(line({ id: "last", cap, verb: "message.read", args: {} }));
+        const bytes = new Uint8Array([...garbage.flatMap((g) => [...g, 0x0a]), ...last]);
+        const expected = readLines(newFramer(), bytes).lines.length;
+        for (let at = 0; at < bytes.length; at += size + 1) c.send(bytes.subarray(at, at + size + 1));
+        const rs = await lines(c, expected);
+        // An extra response would push "last" past the count, a missing one would time out.
+        expect(rs.at(-1)).toEqual({ id: "last", ok: true, result: { messages: [] } });
+        c.close();
+      }),
+      { seed: 20261204, numRuns: 25 },
+    );
   });
 
   it("a client gone mid-line is fine", async () => {
