@@ -1,0 +1,163 @@
+// The stand-in broker's shell: two Unix sockets around the pure state machine (state.ts). Every
+// line read is handled in order and recorded; every response is one line.
+import { randomBytes } from "node:crypto";
+import { chmodSync, rmSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { join } from "node:path";
+import { MosaicError } from "../../core/errors.ts";
+import { newFramer, parseFrame, pushChunk, renderResponse } from "./protocol.ts";
+import * as core from "./state.ts";
+import type { BrokerState, InstancePolicy, MessageKind, SocketName, StepRecord, StoredMessage } from "./state.ts";
+
+/** sun_path holds 108 bytes with the terminating NUL. */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+export const SOCKET_MODE = 0o600;
+
+export type CallRecord = StepRecord & { at: string };
+
+export interface StandInBroker {
+  brokerSocket: string;
+  launchSocket: string;
+  /** Binds a fresh capability (32 random bytes, hex) to one run and one instance. */
+  issueCapability(binding: { run: string; instance: string; business?: string }): string;
+  /** Voids every capability of the run; its claims go. */
+  endRun(run: string): void;
+  /** Revokes the instance's live claim; false when it had none. */
+  revokeClaim(instance: string): boolean;
+  /** Queues a message for the instance, as from `from`; returns its id. */
+  deliver(instance: string, message: { from: string; body: string; kind?: MessageKind; replyTo?: string }): string;
+  /** Every message addressed to the instance, read or not, in the order sent. */
+  sentTo(instance: string): StoredMessage[];
+  /** Every call so far, in the order read, including bad lines and calls that failed. */
+  records(): CallRecord[];
+  setPolicy(instance: string, policy: Partial<InstancePolicy>): void;
+  /** On: connections are accepted and requests read (recorded as unanswered) but never answered or done. */
+  setUnresponsive(on: boolean): void;
+  /** The current state (immutable): tasks, decisions, launches, claims. */
+  state(): BrokerState;
+  /** Closes every connection and both servers, and removes the socket files. */
+  stop(): Promise<void>;
+}
+
+function socketPath(dir: string, name: string): string {
+  const p = join(dir, name);
+  if (Buffer.byteLength(p) > MAX_SOCKET_PATH_BYTES) {
+    throw new MosaicError("socket-path-too-long", "dir", `${p} is ${Buffer.byteLength(p)} bytes; a Unix socket path holds ${MAX_SOCKET_PATH_BYTES} (use a shorter directory, e.g. makeScratch())`);
+  }
+  return p;
+}
+
+function listen(server: Server, path: string): Promise<void> {
+  return new Promise((ok, fail) => {
+    server.once("error", fail);
+    server.listen(path, () => {
+      server.off("error", fail);
+      ok();
+    });
+  });
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((ok) => (server.listening ? server.close(() => ok()) : ok()));
+}
+
+/** Starts the broker with `broker.sock` and `launch.sock` in `dir` (which must be short: 107 bytes per path). */
+export async function startBroker(opts: { dir: string }): Promise<StandInBroker> {
+  const brokerSocket = socketPath(opts.dir, "broker.sock");
+  const launchSocket = socketPath(opts.dir, "launch.sock");
+  let state = core.newBrokerState();
+  const records: CallRecord[] = [];
+  const connections = new Set<Socket>();
+  let unresponsive = false;
+
+  const serve = (name: SocketName) => (conn: Socket) => {
+    connections.add(conn);
+    conn.on("close", () => connections.delete(conn));
+    // A peer that goes away mid-line or mid-response is fine: nothing to answer.
+    conn.on("error", () => {});
+    conn.on("drain", () => conn.resume());
+    let framer = newFramer();
+    let closing = false;
+    conn.on("data", (chunk: Buffer) => {
+      if (closing) return;
+      const r = pushChunk(framer, chunk);
+      framer = r.framer;
+      for (const frame of r.frames) {
+        const line = parseFrame(frame, framer.max);
+        if (line === null) continue;
+        const at = new Date().toISOString();
+        if (unresponsive) {
+          records.push({ at, ...core.recordUnanswered(state, line, name) });
+          continue;
+        }
+        const out = core.handleLine(state, line, name);
+        state = out.state;
+        records.push({ at, ...out.record });
+        // A request read is done even when its peer has gone; only the answer is lost.
+        if (conn.writable && !conn.write(renderResponse(out.response))) conn.pause();
+        // After an over-long line the rest of the stream is suspect: answer, then close.
+        if (frame.kind === "too-long") {
+          closing = true;
+          conn.end();
+          return;
+        }
+      }
+    });
+  };
+
+  const brokerServer = createServer(serve("broker"));
+  const launchServer = createServer(serve("launch"));
+  await listen(brokerServer, brokerSocket);
+  try {
+    await listen(launchServer, launchSocket);
+    chmodSync(brokerSocket, SOCKET_MODE);
+    chmodSync(launchSocket, SOCKET_MODE);
+  } catch (e) {
+    await Promise.all([close(brokerServer), close(launchServer)]);
+    rmSync(brokerSocket, { force: true });
+    throw e;
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    brokerSocket,
+    launchSocket,
+    issueCapability: (binding) => {
+      const r = core.issueCapability(state, binding, randomBytes(32));
+      state = r.state;
+      return r.cap;
+    },
+    endRun: (run) => {
+      state = core.endRun(state, run);
+    },
+    revokeClaim: (instance) => {
+      const r = core.revokeClaim(state, instance);
+      state = r.state;
+      return r.revoked;
+    },
+    deliver: (instance, m) => {
+      const r = core.deliver(state, instance, m);
+      state = r.state;
+      return r.id;
+    },
+    sentTo: (instance) => core.sentTo(state, instance),
+    records: () => [...records],
+    setPolicy: (instance, policy) => {
+      state = core.setPolicy(state, instance, policy);
+    },
+    setUnresponsive: (on) => {
+      unresponsive = on;
+    },
+    state: () => state,
+    stop: () => {
+      stopped ??= (async () => {
+        for (const c of connections) c.destroy();
+        await Promise.all([close(brokerServer), close(launchServer)]);
+        rmSync(brokerSocket, { force: true });
+        rmSync(launchSocket, { force: true });
+      })();
+      return stopped;
+    },
+  };
+}
