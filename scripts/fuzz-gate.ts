@@ -5,6 +5,7 @@
 // threads: Pi reads HOME through libuv, which a worker's process.env does not reach.
 import { fork } from "node:child_process";
 import { rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { WorldDisk, caseArb, checkCase, loadPiPaths, type FuzzCase } from "../src/conformance/gate-fuzz.ts";
@@ -45,7 +46,8 @@ async function main(): Promise<void> {
     const i = args.indexOf(name);
     return i === -1 ? dflt : Number(args.splice(i, 2)[1]);
   };
-  const workers = flag("--workers", 2);
+  // One worker per core: the cases are independent, so the run scales with them.
+  const workers = flag("--workers", availableParallelism());
   const seed = flag("--seed", Date.now() % 1_000_000_000);
   const total = Number(args[0] ?? 10_000);
   if (!Number.isInteger(total) || total <= 0 || !Number.isInteger(workers) || workers <= 0) {
