@@ -27,6 +27,8 @@ export default defineConfig({
         test: {
           name: "live",
           include: ["live/**/*.test.ts"],
+          // A failed test keeps its file's scratch roots, for CI to upload.
+          setupFiles: ["live/support/keep-failed-scratch.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // Live tests start real sandboxes and CLIs; two cores do not take more at once.

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { caseArb, checkCase, loadPiPaths } from "../src/conformance/gate-fuzz.ts";
+import { WorldDisk, caseArb, checkCase, loadPiPaths } from "../src/conformance/gate-fuzz.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 
 // Fixed seed, so the contract tier is repeatable; `npm run fuzz:gate -- <count>` runs fresh seeds.
@@ -16,9 +16,11 @@ describe("gate properties (fixed seed)", () => {
     let cases = 0;
     let allowed = 0;
     let n = 0;
+    const disk = new WorldDisk(scratch.root);
     fc.assert(
       fc.property(caseArb({ min: 12, max: 18 }), (c) => {
-        const r = checkCase(c, `${scratch.root}/${n++}`, pi);
+        const r = checkCase(c, disk, pi);
+        n++;
         cases += c.calls.length;
         allowed += r.allowed;
         expect(r.failure).toBeNull();

@@ -6,6 +6,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { parseCliArgs } from "../src/conformance/mutation/cli-args.ts";
 import { main } from "../src/conformance/mutation/cli.ts";
+import { restoreFiles } from "../src/conformance/mutation/runner.ts";
 import { loadCatalog } from "../src/conformance/mutation/load.ts";
 import type { MutantRecord } from "../src/conformance/mutation/report.ts";
 import type { PartialReport } from "../src/conformance/mutation/shard.ts";
@@ -28,12 +29,28 @@ beforeEach(() => {
 describe("parseCliArgs", () => {
   it("reads a run's options, zero-based shards and a subset", () => {
     expect(parseCliArgs(["--only", "a,b", "--shard", "1/3", "--workers", "1", "--pool", "forks"], "/p")).toMatchObject({ command: "run", root: "/p", only: ["a", "b"], shard: { k: 1, n: 3 }, workers: 1, pool: "forks" });
-    expect(parseCliArgs([], "/p")).toMatchObject({ command: "run", pool: undefined, timeoutFloorMs: 10_000 });
+    expect(parseCliArgs([], "/p")).toMatchObject({ command: "run", pool: undefined, timeoutFloorMs: 10_000, blessGoldens: false });
+    expect(parseCliArgs(["--bless-goldens", "--only", "a"], "/p")).toMatchObject({ command: "run", blessGoldens: true, only: ["a"] });
     expect(parseCliArgs(["merge", "--reports", "r"], "/p")).toEqual({ command: "merge", root: "/p", reports: "r" });
     expect(parseCliArgs(["--list"], "/p")).toEqual({ command: "list", root: "/p" });
   });
-  it.each([[["--shard", "2/2"]], [["--workers", "0"]], [["--pool", "vm"]], [["--only"]], [["--frobnicate"]]])("refuses %j", (argv) => {
+  it.each([[["--shard", "2/2"]], [["--workers", "0"]], [["--pool", "vm"]], [["--only"]], [["--frobnicate"]], [["--bless-goldens", "--shard", "0/2"]]])("refuses %j", (argv) => {
     expect(parseCliArgs(argv, "/p")).toHaveProperty("error");
+  });
+});
+
+describe("bless mode puts a tree copy's goldens back after each run", () => {
+  it("restores a rewritten golden, removes a new one, brings back a removed one, and names each", () => {
+    const dir = join(SCRATCH, "goldens");
+    mkdirSync(join(dir, "a"), { recursive: true });
+    const want = new Map([["a/kept.txt", Buffer.from("kept\n")], ["a/rewritten.txt", Buffer.from("old\n")], ["gone.txt", Buffer.from("gone\n")]]);
+    writeFileSync(join(dir, "a/kept.txt"), "kept\n");
+    writeFileSync(join(dir, "a/rewritten.txt"), "new\n");
+    writeFileSync(join(dir, "a/added.txt"), "added\n");
+    expect(restoreFiles(dir, want, "goldens")).toEqual(["goldens/a/added.txt", "goldens/a/rewritten.txt", "goldens/gone.txt"]);
+    expect(readFileSync(join(dir, "a/rewritten.txt"), "utf8")).toBe("old\n");
+    expect(readFileSync(join(dir, "gone.txt"), "utf8")).toBe("gone\n");
+    expect(restoreFiles(dir, want, "goldens"), "nothing left to restore").toEqual([]);
   });
 });
 
@@ -48,7 +65,7 @@ describe("npm run mutants without a mutation run", () => {
     const r = await mutants("--list", "--root", FIXTURE);
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split("\n");
-    expect(lines).toHaveLength(8);
+    expect(lines).toHaveLength(9);
     expect(lines[0]).toBe("fixture-dotdot | src/guard.ts:5 | the .. refusal: a path could climb out of the root | tests/guard.spec.ts > isInside > refuses a path that climbs out with ..");
   });
 
@@ -82,8 +99,8 @@ describe("npm run mutants without a mutation run", () => {
 
     writeFileSync(join(reports, "shards/shard-1-of-2.json"), JSON.stringify(shard(1)));
     const whole = await mutants("merge", "--root", FIXTURE, "--reports", reports);
-    expect(whole.stdout).toContain("8 mutants: 8 killed");
+    expect(whole.stdout).toContain("9 mutants: 9 killed");
     expect(whole.status).toBe(0);
-    expect(JSON.parse(readFileSync(join(reports, "mutation.json"), "utf8")).files["src/guard.ts"].mutants).toHaveLength(8);
+    expect(JSON.parse(readFileSync(join(reports, "mutation.json"), "utf8")).files["src/guard.ts"].mutants).toHaveLength(9);
   });
 });

@@ -1,6 +1,8 @@
 // The mutation runner on its fixture project: one runner invocation, one mutant per verdict.
 // It proves the runner tells a kill from a survivor, a load error, a crash, a timeout, a stale
 // find, a kill by the wrong test and a golden-only kill, and that it leaves the fixture as it was.
+// A second run, with --bless-goldens, proves that mode kills only by assertion and names the
+// mutant a golden alone guarded.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +16,7 @@ import { findSchemaProblems } from "../src/conformance/mutation/schema-check.ts"
 const FIXTURE = join(REPO_ROOT, "contract/fixtures/mutation-project");
 const SCRATCH = join(REPO_ROOT, ".scratch", "mutation-fixture");
 const REPORTS = join(SCRATCH, "reports");
+const BLESSED_REPORTS = join(SCRATCH, "reports-blessed");
 
 /** Each fixture mutant, the verdict the table must show, and the report status it maps to. */
 const EXPECTED: [id: string, verdict: string, status: string][] = [
@@ -25,10 +28,27 @@ const EXPECTED: [id: string, verdict: string, status: string][] = [
   ["fixture-twice", "stale", "Ignored"],
   ["fixture-wrong-test", "killed-by-other", "Killed"],
   ["fixture-golden", "killed (golden only: weaker)", "Killed"],
+  ["fixture-golden-and-assert", "killed (golden only: weaker)", "Killed"],
+];
+
+/** The same with goldens blessed away (fixture-loop left out: its 3 s prove nothing new here). */
+const EXPECTED_BLESSED: [id: string, verdict: string, status: string][] = [
+  ["fixture-dotdot", "killed", "Killed"],
+  ["fixture-length", "survived", "Survived"],
+  ["fixture-syntax", "invalid-load", "CompileError"],
+  ["fixture-crash", "invalid-crash", "RuntimeError"],
+  ["fixture-twice", "stale", "Ignored"],
+  ["fixture-wrong-test", "killed-by-other", "Killed"],
+  // Only its golden noticed: the mode says so and fails on it.
+  ["fixture-golden", "golden only: not killed", "Survived"],
+  // Its golden failed first; with it blessed away the assertion beside it kills.
+  ["fixture-golden-and-assert", "killed", "Killed"],
 ];
 
 let run: { status: number | null; stdout: string; stderr: string };
 let report: MutationTestResult;
+let blessed: { status: number | null; stdout: string; stderr: string };
+let blessedReport: MutationTestResult;
 let before: { src: string; goldens: string };
 
 /** The table rows printed on stdout, by mutant id: [file:line, undoes, killed by, verdict, seconds]. */
@@ -52,14 +72,15 @@ beforeAll(() => {
   before = { src: readFileSync(join(FIXTURE, "src/guard.ts"), "utf8"), goldens: hashDir(join(FIXTURE, "goldens")) };
   // A 3 s floor: the loop mutant costs that much, and a normal fixture run (under 1 s on a
   // loaded two-core machine) stays far from it, so no honest mutant is called a timeout.
-  const r = spawnSync(
-    process.execPath,
-    [join(REPO_ROOT, "scripts/mutants.ts"), "--root", FIXTURE, "--reports", REPORTS, "--scratch", join(SCRATCH, "trees"), "--timeout-floor", "3000", "--workers", "2"],
-    { encoding: "utf8", timeout: 60_000 },
-  );
-  run = { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  const mutants = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [join(REPO_ROOT, "scripts/mutants.ts"), "--root", FIXTURE, "--scratch", join(SCRATCH, "trees"), "--timeout-floor", "3000", "--workers", "2", ...args], { encoding: "utf8", timeout: 60_000 });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  run = mutants("--reports", REPORTS);
   report = JSON.parse(readFileSync(join(REPORTS, "mutation.json"), "utf8")) as MutationTestResult;
-}, 70_000);
+  blessed = mutants("--reports", BLESSED_REPORTS, "--bless-goldens", "--only", EXPECTED_BLESSED.map(([id]) => id).join(","));
+  blessedReport = JSON.parse(readFileSync(join(BLESSED_REPORTS, "mutation.json"), "utf8")) as MutationTestResult;
+}, 110_000);
 
 describe.skipIf(insideMutationRun)("the mutation runner on its fixture project", () => {
   it("gives each fixture mutant its verdict in the table and the report", () => {
@@ -89,7 +110,7 @@ describe.skipIf(insideMutationRun)("the mutation runner on its fixture project",
     expect(run.status).toBe(1);
     const notKilled = run.stdout.split("\n").filter((l) => l.startsWith("NOT KILLED: ")).map((l) => l.slice(12).split(" ")[0]);
     expect(notKilled.sort()).toEqual(["fixture-crash", "fixture-length", "fixture-loop", "fixture-syntax", "fixture-twice", "fixture-wrong-test"]);
-    expect(run.stdout).toContain("weaker evidence, killed by a golden only (no assertion names the protection): fixture-golden");
+    expect(run.stdout).toContain("weaker evidence, killed by a golden only (no assertion names the protection): fixture-golden, fixture-golden-and-assert\n");
     expect(run.stdout).not.toContain("RUN FAILED");
   });
 
@@ -113,5 +134,36 @@ describe.skipIf(insideMutationRun)("the mutation runner on its fixture project",
     expect(html).toContain("<mutation-test-report-app");
     expect(html).not.toMatch(/<script[^>]*\ssrc=/);
     expect(html).toContain('"fixture-dotdot"');
+  });
+
+  describe("with --bless-goldens", () => {
+    it("kills only by assertion: each mutant's verdict in the table and the report", () => {
+      const rows = tableRows(blessed.stdout);
+      const mutants = blessedReport.files["src/guard.ts"]!.mutants;
+      for (const [id, verdict, status] of EXPECTED_BLESSED) {
+        expect(rows.get(id)?.[3], `${id} in the bless-mode table\n${blessed.stdout}\n${blessed.stderr}`).toBe(verdict);
+        expect(mutants.find((m) => m.id === id)?.status, `${id} in the bless-mode mutation.json`).toBe(status);
+      }
+      expect(rows.size).toBe(EXPECTED_BLESSED.length);
+      expect(rows.get("fixture-golden-and-assert")![2]).toBe("tests/guard.spec.ts > limits > golden, then the invariant beside it");
+    });
+
+    it("fails on a mutant a golden alone guarded, naming the golden it rewrote, and passes the one an assertion killed", () => {
+      expect(blessed.status).toBe(1);
+      expect(blessed.stdout).toContain("goldens blessed away (only an assertion kills)");
+      expect(blessed.stdout, "fixture-golden-and-assert's golden was rewritten and its assertion killed it").toContain("goldens blessed away: 1 killed mutant(s) also changed a golden");
+      const notKilled = blessed.stdout.split("\n").filter((l) => l.startsWith("NOT KILLED: "));
+      expect(notKilled.map((l) => l.slice(12).split(" ")[0]).sort()).toEqual(["fixture-crash", "fixture-golden", "fixture-length", "fixture-syntax", "fixture-twice", "fixture-wrong-test"]);
+      expect(notKilled.find((l) => l.includes("fixture-golden "))).toMatch(/golden only: no assertion noticed, only goldens\/rules\.txt changed/);
+      expect(blessed.stdout).toContain("golden only, with goldens blessed away no assertion kills them (npm run goldens:update would bless each): fixture-golden\n");
+      expect(blessed.stdout, "the unmutated tree's goldens matched: nothing was blessed before or after").not.toContain("RUN FAILED");
+      expect(blessed.stdout).toMatch(/^[\d.]+s after: the suite is green again$/m);
+    });
+
+    it("wrote the blessed goldens into the tree copies only: the fixture's goldens are as they were", () => {
+      expect(hashDir(join(FIXTURE, "goldens"))).toBe(before.goldens);
+      expect(readFileSync(join(FIXTURE, "goldens/rules.txt"), "utf8")).toBe("no ..\ninside the root only\n");
+      expect(readdirSync(join(SCRATCH, "trees")), "tree copies left behind").toEqual([]);
+    });
   });
 });

@@ -66,6 +66,28 @@ describe("classifyMutant", () => {
   });
 });
 
+describe("classifyMutant with goldens blessed away", () => {
+  const blessing = (...goldensWritten: string[]) => ({ goldensWritten });
+  it("an assertion still kills, whatever goldens the run rewrote", () => {
+    expect(classifyMutant(EXPECTED, run([test("expected", assertion)]), undefined, undefined, blessing("goldens/a.txt"))).toMatchObject({ kind: "killed", evidence: "assertion" });
+  });
+  it("golden-only: no assertion failed, a golden was rewritten; the mode fails on it and names the golden", () => {
+    const v = classifyMutant(EXPECTED, run([test("expected")]), run([test("expected"), test("other")]), undefined, blessing("goldens/b.txt", "goldens/a.txt"));
+    expect(v).toEqual({ kind: "golden-only", goldens: ["goldens/a.txt", "goldens/b.txt"], testsRun: 2 });
+    expect(explainFailure(v)).toMatch(/golden only: .*goldens\/a\.txt, goldens\/b\.txt/);
+  });
+  it("a golden mismatch that still failed a test is no kill in this mode (negative control)", () => {
+    expect(classifyMutant(EXPECTED, run([test("expected", golden)]), run([test("expected", golden)]), undefined, blessing())).toMatchObject({ kind: "invalid-crash" });
+    expect(needsTierRun(EXPECTED, run([test("expected", golden)]), false, true)).toBe(true);
+  });
+  it("nothing rewritten and every test passed: survived, as without the mode", () => {
+    expect(classifyMutant(EXPECTED, run([test("expected")]), run([test("expected")]), undefined, blessing())).toEqual({ kind: "survived", testsRun: 1 });
+  });
+  it("another test's assertion is still a kill by another test", () => {
+    expect(classifyMutant(EXPECTED, run([test("expected")]), run([test("other", assertion)]), undefined, blessing("goldens/a.txt")).kind).toBe("killed-by-other");
+  });
+});
+
 describe("needsTierRun", () => {
   it("runs the rest of the tier only when the expected tests did not kill and nothing timed out", () => {
     expect(needsTierRun(EXPECTED, run([test("expected", assertion)]), false)).toBe(false);

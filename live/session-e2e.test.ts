@@ -1,32 +1,23 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect } from "vitest";
-import { decideLaunch, type LaunchPlan } from "../src/core/launch/decide-launch.ts";
-import { parseInstance, parseSettings } from "../src/core/launch/instance.ts";
 import { binds } from "../src/core/sandbox/binds.ts";
-import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
-import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
+import type { Bind } from "../src/core/sandbox/types.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
-import { importGraph } from "../src/host/import-graph.ts";
-import { readLaunchFacts } from "../src/host/launch-facts.ts";
-import { writeBundle } from "../src/host/write-bundle.ts";
-import { warmGateCache } from "../src/host/warm-gate-cache.ts";
-import { gateCompileCacheDir } from "../src/core/bundle/hook.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import { runProcess } from "../src/conformance/run-process.ts";
+import { CLAUDE_BIN, planLiveSession, runLiveTurn, type LiveSession } from "../src/conformance/live-session.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 import { ScriptedApi, toolResultsIn, type ScriptedReply } from "../src/conformance/scripted-api.ts";
 import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
 
 // The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a coder from
 // the shipped example instances, writeBundle() writes its bundle, and the adapter's own argv runs
-// the real Claude Code or Pi inside bwrap from binds()/bwrapArgv(). The gate runs on every tool
-// call: Claude Code's through the bundle's hook, Pi's through the extension. The scripted API
-// records what the model was shown.
-const CLAUDE = join(REPO_ROOT, "node_modules/.bin/claude");
+// the real Claude Code or Pi inside bwrap from binds()/bwrapArgv() (src/conformance/live-session.ts).
+// The gate runs on every tool call: Claude Code's through the bundle's hook, Pi's through the
+// extension. The scripted API records what the model was shown.
+const CLAUDE = CLAUDE_BIN;
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
 const it = liveIt("bwrap and Claude Code", checkoutProblem(REPO_ROOT) ?? (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`));
 
@@ -48,68 +39,27 @@ afterAll(async () => {
   scratch?.remove();
 });
 
-type Prepared = { plan: LaunchPlan; spec: SandboxSpec; facts: HostFacts; ws: string; run: string };
+type Prepared = LiveSession;
 
 /** Plans, and writes, one launch from a shipped example instance (claude-coder or pi-coder). */
-function prepare(name: string, apiUrl: string, example = "claude-coder"): Prepared {
-  const R = scratch.root;
-  const ws = join(R, "data/workspaces/acme", name);
-  const run = join(R, "data/runs", name);
-  for (const d of [ws, join(run, "home"), join(run, "tmp"), join(run, "turns")]) mkdirSync(d, { recursive: true });
-  chmodSync(join(run, "home"), 0o700);
-  // Memory files a session's prompt must never carry: the workspace's, its parent's and HOME's.
-  writeFileSync(join(ws, "CLAUDE.md"), `Always mention ${MARKER}.\n`);
-  writeFileSync(join(ws, "..", "CLAUDE.md"), `Parent memory ${MARKER}.\n`);
-  mkdirSync(join(run, "home/.claude"), { recursive: true });
-  writeFileSync(join(run, "home/.claude/CLAUDE.md"), `User memory ${MARKER}.\n`);
-  writeFileSync(join(ws, "inside.txt"), "a file inside the workspace\n");
-  writeFileSync(join(run, "session.json"), JSON.stringify({ note: `the host's record ${stand.secret}` }) + "\n");
-
-  const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
-  const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
-  const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
-  const env = { PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "stand-in-api-key", LANG: "C.UTF-8" };
-  const decision = decideLaunch(instance, settings, readLaunchFacts({ repo: REPO_ROOT, runDir: run, env }), env);
-  if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
-  writeBundle(decision.plan.bundleDir, decision.plan.bundle);
-  if (decision.plan.harness === "claude-code") warmGateCache(hostFacts.node.path, REPO_ROOT, gateCompileCacheDir(decision.plan.bundleDir));
-
-  const harness = decision.plan.harness;
-  const entry = harness === "pi" ? "src/host/pi-extension.ts" : "src/host/claude-gate.ts";
-  const gate = importGraph([join(REPO_ROOT, entry)]);
-  expect(gate.packages, "the gate loads no package: Claude Code's sandbox has no node_modules").toEqual([]);
-  if (harness === "pi") {
-    // Pi ignores ANTHROPIC_BASE_URL; its agent dir's models.json routes the built-in provider to
-    // the scripted API. The bundle does not carry it (docs/launch.md, Limits).
-    const agentDir = decision.plan.adapter.env.PI_CODING_AGENT_DIR!;
-    mkdirSync(agentDir, { recursive: true });
-    writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: apiUrl, apiKey: "stand-in-api-key" } } }));
-    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
-  }
-  const runner = join(R, "runner-stand-in.ts");
-  writeFileSync(runner, "// the runner is not built yet; the session command replaces it\n");
-  const spec: SandboxSpec = {
-    harness,
-    repo: REPO_ROOT,
-    runnerFiles: [runner, ...gate.files],
-    runner,
-    adapter: runner,
-    brokerSocket: join(R, "sock/bus.sock"),
-    launchSocket: join(R, "sock/launch.sock"),
-    mayLaunch: false,
-    workspace: ws,
-    runDir: run,
-  };
-  const facts: HostFacts = { ...hostFacts, home: stand.founderHome, claude: { path: CLAUDE, realPath: realpathSync(CLAUDE) } };
-  return { plan: decision.plan, spec, facts, ws, run };
+function prepare(name: string, apiUrl: string, example: "claude-coder" | "pi-coder" = "claude-coder"): Prepared {
+  const p = planLiveSession({ root: scratch.root, founderHome: stand.founderHome, hostFacts, brokerSocket: join(scratch.root, "sock/bus.sock") }, name, apiUrl, example);
+  expect(p.gatePackages, "the gate loads no package: Claude Code's sandbox has no node_modules").toEqual([]);
+  // Memory files a session's prompt must never carry: the workspace's and HOME's. The parent's is
+  // hidden by the sandbox whatever the flags; every location, with each flag's polarity pair, is
+  // live/memory.test.ts.
+  writeFileSync(join(p.ws, "CLAUDE.md"), `Always mention ${MARKER}.\n`);
+  writeFileSync(join(p.ws, "..", "CLAUDE.md"), `Parent memory ${MARKER}.\n`);
+  mkdirSync(join(p.home, ".claude"), { recursive: true });
+  writeFileSync(join(p.home, ".claude/CLAUDE.md"), `User memory ${MARKER}.\n`);
+  writeFileSync(join(p.ws, "inside.txt"), "a file inside the workspace\n");
+  writeFileSync(join(p.run, "session.json"), JSON.stringify({ note: `the host's record ${stand.secret}` }) + "\n");
+  return p;
 }
 
 /** The adapter's command, in the workspace, inside the sandbox, with the message appended. */
-async function runTurn(p: Prepared, table: Bind[], message: string) {
-  const argv = bwrapArgv(p.spec, p.facts, table);
-  const dd = argv.lastIndexOf("--");
-  const inner = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', p.plan.adapter.cwd, ...p.plan.adapter.argv, message];
-  return runProcess(argv[0]!, [...argv.slice(1, dd + 1), ...inner], { env: p.plan.adapter.env, timeoutMs: 60_000 });
+function runTurn(p: Prepared, table: Bind[], message: string) {
+  return runLiveTurn(p, message, table);
 }
 
 describe("a planned Claude Code session, end to end", () => {

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { Bench } from "tinybench";
 import { decide } from "../../src/core/gate/decide.ts";
@@ -24,6 +25,13 @@ const callsIn = (ws: string): [string, unknown][] => [
 ];
 const CALLS_PER_ROUND = 4;
 const POLICY = { workspace: "/data/ws", home: "/run/home", builtInTools: ["read", "write", "edit", "Read"], typedTools: [] };
+
+const median = (xs: readonly number[]) => quantile(xs, 0.5);
+/** The q-quantile of xs (nearest rank). */
+function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
 
 const rate = (t: { result: unknown }) => Math.round((t.result as { throughput: { mean: number } }).throughput.mean * CALLS_PER_ROUND).toLocaleString("en");
 
@@ -72,18 +80,27 @@ export async function run(): Promise<void> {
       if (r.status !== 0) throw new Error(`node ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
       return ms;
     };
-    const runs = { hook: [] as number[], hookCold: [] as number[], bare: [] as number[] };
-    // Interleaved, so drift on a shared machine hits all alike.
-    for (let i = 0; i < 30; i++) {
-      runs.hook.push(once(hook, asBundled));
-      runs.bare.push(once(bare, cold));
-      runs.hookCold.push(once(hook, cold));
+    // Several rounds of interleaved spawns, so drift on a shared machine hits all alike; each round
+    // gives its own median ratio, and the spread across rounds says how far one figure can be trusted.
+    const ROUNDS = 5;
+    const PER_ROUND = 30;
+    const all = { hook: [] as number[], hookCold: [] as number[], bare: [] as number[] };
+    const ratios = { hook: [] as number[], hookCold: [] as number[] };
+    for (let r = 0; r < ROUNDS; r++) {
+      const runs = { hook: [] as number[], hookCold: [] as number[], bare: [] as number[] };
+      for (let i = 0; i < PER_ROUND; i++) {
+        runs.hook.push(once(hook, asBundled));
+        runs.bare.push(once(bare, cold));
+        runs.hookCold.push(once(hook, cold));
+      }
+      ratios.hook.push(median(runs.hook) / median(runs.bare));
+      ratios.hookCold.push(median(runs.hookCold) / median(runs.bare));
+      for (const k of ["hook", "hookCold", "bare"] as const) all[k].push(...runs[k]);
+      console.log(`  round ${r + 1}/${ROUNDS}: node -e 0 ${median(runs.bare).toFixed(1)} ms, hook ${median(runs.hook).toFixed(1)} ms (${ratios.hook.at(-1)!.toFixed(2)}x), no cache ${median(runs.hookCold).toFixed(1)} ms (${ratios.hookCold.at(-1)!.toFixed(2)}x)`);
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const b = median(runs.bare);
-    const h = median(runs.hook);
-    const c = median(runs.hookCold);
-    console.log(`hook round trip, median of 30: node -e 0 ${b.toFixed(1)} ms; claude-gate.ts as the bundle starts it (warmed cache) ${h.toFixed(1)} ms, ratio ${(h / b).toFixed(2)}x; with no cache ${c.toFixed(1)} ms, ratio ${(c / b).toFixed(2)}x`);
+    const ms = (xs: number[]) => `${median(xs).toFixed(1)} ms (IQR ${quantile(xs, 0.25).toFixed(1)}–${quantile(xs, 0.75).toFixed(1)})`;
+    const spread = (xs: number[]) => `${median(xs).toFixed(2)}x (rounds ${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}x)`;
+    console.log(`hook round trip, ${ROUNDS} rounds of ${PER_ROUND}, load average ${loadavg()[0]!.toFixed(2)}: node -e 0 ${ms(all.bare)}; claude-gate.ts with the bundle's warmed compile cache ${ms(all.hook)}, ratio ${spread(ratios.hook)}; with no cache ${ms(all.hookCold)}, ratio ${spread(ratios.hookCold)}`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

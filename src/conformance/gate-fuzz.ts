@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, realpathSync, rmSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, rmdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import fc from "fast-check";
@@ -7,7 +7,7 @@ import type { GatePolicy } from "../core/gate/policy-shape.ts";
 import { isWithin } from "../core/paths.ts";
 import { realFsView } from "../host/fs-view.ts";
 import { REPO_ROOT } from "./golden.ts";
-import { layOutTree, memoryView, type Tree, type TreeEntry } from "./tree.ts";
+import { layOutTree, memoryView, rebaseTarget, type Tree, type TreeEntry } from "./tree.ts";
 
 /**
  * Generated worlds and tool calls for the gate's property tests and `npm run fuzz:gate`: each
@@ -147,41 +147,98 @@ export function rootCall(call: Call, root: string): Call {
 
 export type CaseResult = { failure: CaseFailure | null; allowed: number; blocked: number };
 
-/** Lays the world out under root, decides every call over memory and disk, checks the allowed ones. */
-export function checkCase(c: FuzzCase, root: string, piPaths: PiPaths): CaseResult {
+/**
+ * Worlds laid out on disk under base, one skeleton per layout kept across worlds: a world writes
+ * only its own entries (direct children of the skeleton's directories) and removes them after,
+ * then checks that each directory it touched holds the skeleton's children again. The disk a call
+ * is decided on is the world's tree exactly, as a fresh layout would be, for a fraction of the
+ * system calls (laying out and removing whole trees was most of a fuzz run's time).
+ */
+export class WorldDisk {
+  private readonly base: string;
+  private readonly ready = new Set<number>();
+  constructor(base: string) {
+    this.base = base;
+  }
+
+  /** Lays the world out and returns its root and the undo, which leaves the skeleton as it was. */
+  place(world: World): { root: string; clear: () => void } {
+    const L = LAYOUTS[world.layout]!;
+    const root = `${this.base}/L${world.layout}`;
+    if (!this.ready.has(world.layout)) {
+      rmSync(root, { recursive: true, force: true });
+      mkdirSync(root, { recursive: true });
+      layOutTree(L.skeleton, root);
+      this.ready.add(world.layout);
+    }
+    const own = Object.entries(world.tree).filter(([k]) => !(k in L.skeleton));
+    const made: [string, TreeEntry][] = [];
+    const clear = () => {
+      for (const [k, e] of made.reverse()) (e === "dir" ? rmdirSync : unlinkSync)(root + k);
+      for (const d of new Set(own.map(([k]) => k.slice(0, k.lastIndexOf("/"))))) {
+        const left = readdirSync(root + d).filter((n) => !(`${d}/${n}` in L.skeleton));
+        if (left.length > 0) throw new Error(`world disk: ${root + d} still holds ${left.join(", ")} after the world was cleared`);
+      }
+    };
+    try {
+      for (const [k, e] of own) {
+        const parent = k.slice(0, k.lastIndexOf("/"));
+        if (!L.dirs.includes(parent)) throw new Error(`world entry ${k} is not a direct child of a skeleton directory`);
+        const p = root + k;
+        if (e === "dir") mkdirSync(p);
+        else if (e === "file") writeFileSync(p, k);
+        else symlinkSync(rebaseTarget(e.link, root), p);
+        made.push([k, e]);
+      }
+    } catch (err) {
+      clear();
+      throw err;
+    }
+    return { root, clear };
+  }
+}
+
+/** Lays the world out (on a WorldDisk, or under a fresh root), decides every call over memory and disk, checks the allowed ones. */
+export function checkCase(c: FuzzCase, where: string | WorldDisk, piPaths: PiPaths): CaseResult {
+  const disk = typeof where === "string" ? new WorldDisk(where) : where;
+  const { root, clear } = disk.place(c.world);
+  try {
+    return checkCalls(c, root, piPaths);
+  } finally {
+    clear();
+    if (typeof where === "string") rmSync(where, { recursive: true, force: true });
+  }
+}
+
+/** Decides every call of the case over memory and the world laid out under root. */
+function checkCalls(c: FuzzCase, root: string, piPaths: PiPaths): CaseResult {
   let allowed = 0;
   let blocked = 0;
   const fail = (failure: CaseFailure): CaseResult => ({ failure, allowed, blocked });
-  mkdirSync(root, { recursive: true });
+  const policy = policyOf(c.world, root);
+  const mem = memoryView(c.world.tree, root);
+  const real = realFsView();
+  const wsReal = realpathSync.native(policy.workspace);
+  const savedHome = process.env.HOME;
+  process.env.HOME = policy.home;
   try {
-    layOutTree(c.world.tree, root);
-    const policy = policyOf(c.world, root);
-    const mem = memoryView(c.world.tree, root);
-    const real = realFsView();
-    const wsReal = realpathSync.native(policy.workspace);
-    const savedHome = process.env.HOME;
-    process.env.HOME = policy.home;
-    try {
-      for (const unrooted of c.calls) {
-        const call = rootCall(unrooted, root);
-        const dMem: Decision = decide(policy, call.tool, call.input, mem);
-        const dReal: Decision = decide(policy, call.tool, call.input, real);
-        if (JSON.stringify(dMem) !== JSON.stringify(dReal)) return fail({ call, problem: `memory says ${JSON.stringify(dMem)}, the disk says ${JSON.stringify(dReal)}` });
-        if (!dReal.allow) {
-          blocked++;
-          continue;
-        }
-        allowed++;
-        const opened = opensWhat(call, wsReal, piPaths);
-        const v = kernelViolation(opened, wsReal);
-        if (v !== null) return fail({ call, problem: `false allow: ${v}` });
+    for (const unrooted of c.calls) {
+      const call = rootCall(unrooted, root);
+      const dMem: Decision = decide(policy, call.tool, call.input, mem);
+      const dReal: Decision = decide(policy, call.tool, call.input, real);
+      if (JSON.stringify(dMem) !== JSON.stringify(dReal)) return fail({ call, problem: `memory says ${JSON.stringify(dMem)}, the disk says ${JSON.stringify(dReal)}` });
+      if (!dReal.allow) {
+        blocked++;
+        continue;
       }
-    } finally {
-      if (savedHome === undefined) delete process.env.HOME;
-      else process.env.HOME = savedHome;
+      allowed++;
+      const opened = opensWhat(call, wsReal, piPaths);
+      const v = kernelViolation(opened, wsReal);
+      if (v !== null) return fail({ call, problem: `false allow: ${v}` });
     }
-    return { failure: null, allowed, blocked };
   } finally {
-    rmSync(root, { recursive: true, force: true });
+    if (savedHome === undefined) delete process.env.HOME;
+    else process.env.HOME = savedHome;
   }
+  return { failure: null, allowed, blocked };
 }

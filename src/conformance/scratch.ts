@@ -2,15 +2,29 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "./golden.ts";
 
+let failed = false;
+
+/** Set by the live tier's setup file when a test of this file failed: its scratch roots stay for CI to upload. */
+export function markTestFailed(): void {
+  failed = true;
+}
+
 /**
  * A fresh scratch root for one live test, under the repository's ignored .scratch/: never under
- * /tmp, which the session's private /tmp would hide.
+ * /tmp, which the session's private /tmp would hide. remove() keeps it when a test of this file
+ * failed, so its logs can be read (CI uploads them).
  */
 export function makeScratch(label: string): { root: string; remove: () => void } {
   const base = scratchBase();
   mkdirSync(base, { recursive: true });
   const root = mkdtempSync(join(base, `${label}-`));
-  return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
+  return {
+    root,
+    remove: () => {
+      if (failed) process.stderr.write(`a test failed: its scratch root is kept for inspection: ${root}\n`);
+      else rmSync(root, { recursive: true, force: true });
+    },
+  };
 }
 
 /**

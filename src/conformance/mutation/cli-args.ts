@@ -16,10 +16,13 @@ export type CliArgs =
       reports: string | undefined;
       scratch: string | undefined;
       timeoutFloorMs: number;
+      /** Golden mismatches written into the tree copies, not failed: only an assertion can kill. */
+      blessGoldens: boolean;
     };
 
 export const USAGE = `usage: npm run mutants -- [--only id,...] [--shard k/n] [--list] [--workers n] [--pool threads|forks]
                           [--sentinel id] [--root dir] [--reports dir] [--scratch dir] [--timeout-floor ms]
+                          [--bless-goldens]
        npm run mutants -- merge [--reports dir]`;
 
 const VALUE_FLAGS = new Set(["--only", "--shard", "--workers", "--pool", "--sentinel", "--root", "--reports", "--scratch", "--timeout-floor"]);
@@ -28,10 +31,12 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   const values = new Map<string, string>();
   let list = false;
   let merge = false;
+  let bless = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "merge" && i === 0) merge = true;
     else if (a === "--list") list = true;
+    else if (a === "--bless-goldens") bless = true;
     else if (VALUE_FLAGS.has(a)) {
       const v = argv[++i];
       if (v === undefined) return { error: `${a} needs a value` };
@@ -44,6 +49,7 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   let shard: Shard | undefined;
   const shardText = values.get("--shard");
   if (shardText !== undefined) {
+    if (bless) return { error: "--bless-goldens with --shard: a merge scores ordinary runs only" };
     const s = parseShard(shardText);
     if ("error" in s) return s;
     shard = s;
@@ -59,5 +65,5 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   const onlyText = values.get("--only");
   const only = onlyText === undefined ? undefined : onlyText.split(",").map((s) => s.trim()).filter(Boolean);
   if (only !== undefined && only.length === 0) return { error: "--only needs at least one mutant id" };
-  return { command: "run", root, only, shard, workers, pool, sentinel: values.get("--sentinel"), reports: values.get("--reports"), scratch: values.get("--scratch"), timeoutFloorMs };
+  return { command: "run", root, only, shard, workers, pool, sentinel: values.get("--sentinel"), reports: values.get("--reports"), scratch: values.get("--scratch"), timeoutFloorMs, blessGoldens: bless };
 }

@@ -1,6 +1,8 @@
 // `npm run mutants`: run the catalog (or a shard or subset of it), list it, or merge shard reports.
 // Exit 0 only when every mutant run was killed by an expected test's assertion and the run's own
-// checks held; otherwise 1 with the reason per mutant; 2 for a bad command line.
+// checks held; otherwise 1 with the reason per mutant; 2 for a bad command line. --bless-goldens
+// runs the same with golden mismatches written into the tree copies: a mutant only a golden
+// noticed is "golden only" there, and fails the mode.
 import { availableParallelism } from "node:os";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -8,7 +10,7 @@ import { join, resolve } from "node:path";
 import { applyMutant, type Mutant } from "./catalog.ts";
 import { USAGE, parseCliArgs } from "./cli-args.ts";
 import { loadCatalog, locateMutantLine, type LoadedCatalog } from "./load.ts";
-import { buildHtml, buildMutationReport, listFailures, renderTable, summarise, renderDiff, listGoldenOnlyKills, type MutantRecord } from "./report.ts";
+import { buildHtml, buildMutationReport, listBlessedAway, listFailures, renderTable, summarise, renderDiff, listGoldenOnlyKills, type MutantRecord } from "./report.ts";
 import { runMutation } from "./runner.ts";
 import { mergePartials, selectShard, type PartialReport } from "./shard.ts";
 
@@ -46,6 +48,10 @@ function conclude(records: readonly MutantRecord[], fatal: readonly string[], ou
   }
   const weak = listGoldenOnlyKills(records);
   if (weak.length > 0) out(`weaker evidence, killed by a golden only (no assertion names the protection): ${weak.join(", ")}`);
+  const rewrote = records.filter((r) => r.verdict.kind === "killed" && (r.goldensBlessed?.length ?? 0) > 0).length;
+  if (records.some((r) => r.goldensBlessed)) out(`goldens blessed away: ${rewrote} killed mutant(s) also changed a golden, and an assertion killed each anyway`);
+  const blessedAway = listBlessedAway(records);
+  if (blessedAway.length > 0) out(`golden only, with goldens blessed away no assertion kills them (npm run goldens:update would bless each): ${blessedAway.join(", ")}`);
   const reasons = listFailures(records);
   for (const f of fatal) out(`RUN FAILED: ${f}`);
   for (const r of reasons) out(`NOT KILLED: ${r}`);
@@ -60,7 +66,8 @@ export async function main(argv: readonly string[], cwd: string, out: (s: string
   }
   const root = resolve(args.root);
   const catalog = loadCatalog(root);
-  const reports = resolve(root, ("reports" in args && args.reports) || "reports/mutation");
+  // Bless mode keeps its own reports, so CI's ordinary run and the bless run do not overwrite each other.
+  const reports = resolve(root, ("reports" in args && args.reports) || (args.command === "run" && args.blessGoldens ? "reports/mutation-blessed" : "reports/mutation"));
 
   if (args.command === "list") {
     for (const m of catalog.mutants) {
@@ -111,7 +118,7 @@ export async function main(argv: readonly string[], cwd: string, out: (s: string
   // Two hosts suit two cores; more hosts than mutants would only start idle vitests.
   const workers = Math.max(1, Math.min(args.workers ?? Math.min(2, availableParallelism()), selected.length));
   const run = (pool: "threads" | "forks") => {
-    out(`mutants: ${selected.length} of ${catalog.mutants.length}${args.shard ? ` (shard ${args.shard.k}/${args.shard.n})` : ""}${args.only ? " (--only)" : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}`);
+    out(`mutants: ${selected.length} of ${catalog.mutants.length}${args.shard ? ` (shard ${args.shard.k}/${args.shard.n})` : ""}${args.only ? " (--only)" : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}${args.blessGoldens ? ", goldens blessed away (only an assertion kills)" : ""}`);
     return runMutation(catalog, {
       root,
       scratch: resolve(root, args.scratch ?? ".scratch/mut"),
@@ -121,6 +128,7 @@ export async function main(argv: readonly string[], cwd: string, out: (s: string
       sentinel,
       timeoutFloorMs: args.timeoutFloorMs,
       serialProjects: SERIAL_PROJECTS,
+      blessGoldens: args.blessGoldens,
       log: out,
     });
   };

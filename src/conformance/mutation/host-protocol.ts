@@ -17,4 +17,5 @@ export type FromHost =
   | { type: "failed"; id: number; message: string };
 
 /** How the runner starts a host: passed as one JSON argument. */
-export type HostArgs = { root: string; configFile: string | undefined; pool: "threads" | "forks"; projects: string[] | undefined };
+/** update: golden mismatches are written (bless mode), never failed; off, a golden can only fail. */
+export type HostArgs = { root: string; configFile: string | undefined; pool: "threads" | "forks"; projects: string[] | undefined; update: boolean };

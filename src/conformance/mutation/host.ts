@@ -8,7 +8,8 @@ import type { FromHost, HostArgs, ProjectInfo, SpecRequest, ToHost } from "./hos
 import { classifyErrors, type RunOutcome, type TestOutcome } from "./verdict.ts";
 
 const args = JSON.parse(process.argv[2] ?? "{}") as HostArgs;
-// Snapshot and golden writes stay off: CI semantics make a missing or different golden fail.
+// CI semantics: a missing or different golden fails. Bless mode (args.update) writes it into this
+// tree copy instead, and the runner restores the copy's goldens after every run.
 process.env.CI = "true";
 
 function send(msg: FromHost): void {
@@ -21,7 +22,7 @@ const vitest: Vitest = await createVitest(
     root: args.root,
     config: args.configFile ?? false,
     watch: false,
-    update: false,
+    update: args.update,
     reporters: [],
     pool: args.pool,
     ...(args.projects ? { project: args.projects } : {}),

@@ -13,6 +13,8 @@ export type MutantRecord = {
   seconds: number;
   /** Tests that ran against the mutant, for the report's coveredBy. */
   testsRun: string[];
+  /** Bless mode: the goldens the mutant's runs rewrote in the tree copy (restored after). */
+  goldensBlessed?: string[];
 };
 
 /** Schema status for each verdict, and why: the viewer only knows Stryker's statuses. */
@@ -21,6 +23,8 @@ const STATUS: Record<Verdict["kind"], MutantStatus> = {
   // A kill is a kill for the viewer; statusReason says it was not the expected test.
   "killed-by-other": "Killed",
   survived: "Survived",
+  // Bless mode: only a golden noticed. To the viewer it survived; statusReason names the goldens.
+  "golden-only": "Survived",
   // The mutant broke the module before any test ran: Stryker's name for that is a compile error.
   "invalid-load": "CompileError",
   "invalid-crash": "RuntimeError",
@@ -64,6 +68,11 @@ export function listFailures(records: readonly MutantRecord[]): string[] {
 /** The golden-only kills: killed, but only a reviewed file noticed, not an assertion about the protection. */
 export function listGoldenOnlyKills(records: readonly MutantRecord[]): string[] {
   return records.filter((r) => r.verdict.kind === "killed" && r.verdict.evidence === "golden-only").map((r) => r.mutant.id);
+}
+
+/** Bless mode: the mutants a golden alone would have guarded (the mode fails on each). */
+export function listBlessedAway(records: readonly MutantRecord[]): string[] {
+  return records.filter((r) => r.verdict.kind === "golden-only").map((r) => r.mutant.id);
 }
 
 /** Lines of a text, without the empty string after a final newline, and whether that newline is there. */

@@ -25,6 +25,12 @@ export type RunOptions = {
   timeoutFloorMs: number;
   /** Projects that run one test file at a time across all hosts (real sandboxes, real CLIs). */
   serialProjects: string[];
+  /**
+   * Bless mode: the hosts run with snapshot update on, so a golden mismatch is written into the
+   * tree copy and passes; only an assertion can kill. The copy's goldens are restored after every
+   * run; a mutant whose runs rewrote a golden and that no assertion killed is golden-only.
+   */
+  blessGoldens: boolean;
   log: (line: string) => void;
 };
 
@@ -76,6 +82,42 @@ export function hashDir(dir: string): string {
   return h.digest("hex");
 }
 
+/** Every file under dir by its path relative to dir, with its bytes. */
+function readFiles(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (d: string) => {
+    if (!existsSync(d)) return;
+    for (const n of readdirSync(d).sort()) {
+      const p = join(d, n);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.set(relative(dir, p), readFileSync(p));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/**
+ * Puts dir back to the files in want (bytes, and no file more or less); returns the paths that
+ * differed, under the prefix, sorted. Bless mode calls it after every run on a tree copy.
+ */
+export function restoreFiles(dir: string, want: ReadonlyMap<string, Buffer>, prefix: string): string[] {
+  const have = readFiles(dir);
+  const changed: string[] = [];
+  for (const [rel, bytes] of want) {
+    if (have.get(rel)?.equals(bytes)) continue;
+    changed.push(rel);
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), bytes);
+  }
+  for (const rel of have.keys()) {
+    if (want.has(rel)) continue;
+    changed.push(rel);
+    rmSync(join(dir, rel));
+  }
+  return changed.sort().map((r) => join(prefix, r));
+}
+
 /** The expected killers as spec requests, one per test file. */
 function specifyKillers(m: Mutant): SpecRequest[] {
   const byFile = new Map<string, string[]>();
@@ -116,6 +158,8 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
   const overheadMs: number[] = [];
   const tests = new Map<string, string[]>();
   const rootGoldens = hashDir(join(opts.root, "goldens"));
+  const goldenFiles = readFiles(join(opts.root, "goldens"));
+  const bless = opts.blessGoldens;
   const rootSources = new Map([...catalog.sources].map(([f]) => [f, readFileSync(join(opts.root, f))]));
   // Short on purpose: tests bind Unix sockets under the tree copy, and a socket path has at most
   // 107 bytes (a live test's socket sits about 45 bytes below its tree's root).
@@ -128,7 +172,7 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
   const at = () => `${((performance.now() - t0) / 1000).toFixed(1)}s`;
 
   const spawn = async (i: number, tree: string) =>
-    startHost(i, tree, { root: tree, configFile: configFile && join(tree, configFile), pool: opts.pool, projects: undefined }, join(runDir, `host-${i}.log`));
+    startHost(i, tree, { root: tree, configFile: configFile && join(tree, configFile), pool: opts.pool, projects: undefined, update: bless }, join(runDir, `host-${i}.log`));
 
   try {
     mkdirSync(runDir, { recursive: true });
@@ -151,6 +195,11 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     const warmups = new Map(hosts.slice(1).map((h) => [h.index, h.run(sentinelSpecs, [], 600_000)]));
     const baseline = await h0.run(baselineFiles.map((file) => ({ file })), [], 600_000);
     const base = asOutcome(baseline);
+    const baseBlessed = bless ? restoreFiles(join(h0.tree, "goldens"), goldenFiles, "goldens") : [];
+    if (baseBlessed.length > 0) {
+      fatal.push(`the suite is not green before the run: it rewrote ${baseBlessed.join(", ")}, which do not match the unmutated code`);
+      return { records, fatal, tests, overheadMs, redBefore: false };
+    }
     if (!base) {
       fatal.push("the baseline run (the suite before any mutant) did not finish");
       return { records, fatal, tests, overheadMs, redBefore: true };
@@ -193,16 +242,24 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       };
     };
 
-    const runOn = async (h: Host, specs: SpecRequest[], changed: string[]): Promise<RunReply> => {
+    /** One run on a host; in bless mode also the goldens it rewrote, already restored. */
+    const runBlessing = async (h: Host, specs: SpecRequest[], changed: string[]): Promise<{ reply: RunReply; blessed: string[] }> => {
       const files = specs.map((s) => s.file);
       const release = isSerial(h, files) ? await lock() : () => {};
       try {
         const all = [...new Set([...h.dirty, ...changed])];
         h.dirty.clear();
-        return await h.run(specs, all, budget(files));
+        const reply = await h.run(specs, all, budget(files));
+        return { reply, blessed: bless ? restoreFiles(join(h.tree, "goldens"), goldenFiles, "goldens") : [] };
       } finally {
         release();
       }
+    };
+    /** A run of the unmutated tree: in bless mode a golden it rewrote means the suite was not green. */
+    const runOn = async (h: Host, specs: SpecRequest[], changed: string[]): Promise<RunReply> => {
+      const { reply, blessed } = await runBlessing(h, specs, changed);
+      if (blessed.length > 0) fatal.push(`host ${h.index}: the unmutated tree's run rewrote ${blessed.join(", ")}: its goldens do not match the code`);
+      return reply;
     };
 
     /** Hosts killed for a timeout; each is replaced only when it is needed again. */
@@ -221,15 +278,19 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
         // Host 0's baseline already loaded the sentinel's tests; the others load them here.
         if (h.index !== 0) {
           const warm = asOutcome(await warmups.get(h.index)!);
+          if (bless && restoreFiles(join(h.tree, "goldens"), goldenFiles, "goldens").length > 0) {
+            fatal.push(`host ${h.index}: the sentinel ${opts.sentinel.id}'s tests rewrote goldens on the unmutated tree`);
+            return;
+          }
           if (!warm || warm.tests.some((t) => t.state === "failed") || warm.loadErrors.length > 0) {
             fatal.push(`host ${h.index}: the sentinel ${opts.sentinel.id}'s tests do not pass on the unmutated tree`);
             return;
           }
         }
         const restore = mutate(h, opts.sentinel);
-        const hit = asOutcome(await runOn(h, sentinelSpecs, [opts.sentinel.file]));
+        const hit = asOutcome((await runBlessing(h, sentinelSpecs, [opts.sentinel.file])).reply);
         restore();
-        if (!hit || findExpectedKills(opts.sentinel.killedBy, hit).length === 0) {
+        if (!hit || findExpectedKills(opts.sentinel.killedBy, hit, bless).length === 0) {
           fatal.push(`host ${h.index}: the sentinel ${opts.sentinel.id} was not killed: mutations do not reach the tests (a stale module?) or its test no longer asks`);
           return;
         }
@@ -257,13 +318,16 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       let timedOut: "killers" | "tier" | undefined;
       let killers: RunOutcome | undefined;
       let tier: RunOutcome | undefined;
+      const blessed = new Set<string>();
       try {
-        const first = await runOn(h, specifyKillers(m), [m.file]);
-        killers = asOutcome(first);
+        const first = await runBlessing(h, specifyKillers(m), [m.file]);
+        first.blessed.forEach((g) => blessed.add(g));
+        killers = asOutcome(first.reply);
         if (!killers) timedOut = "killers";
-        else if (needsTierRun(m.killedBy, killers, false)) {
-          const rest = await runOn(h, listTierFiles(h, m).map((file) => ({ file })), []);
-          tier = asOutcome(rest);
+        else if (needsTierRun(m.killedBy, killers, false, bless)) {
+          const rest = await runBlessing(h, listTierFiles(h, m).map((file) => ({ file })), []);
+          rest.blessed.forEach((g) => blessed.add(g));
+          tier = asOutcome(rest.reply);
           if (!tier) timedOut = "tier";
         }
       } finally {
@@ -275,11 +339,11 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
       }
       const seconds = (performance.now() - start) / 1000;
       const empty: RunOutcome = { tests: [], loadErrors: [], unhandled: [], wallMs: 0, fileMs: 0 };
-      const verdict: Verdict = classifyMutant(m.killedBy, killers ?? empty, tier, timedOut);
+      const verdict: Verdict = classifyMutant(m.killedBy, killers ?? empty, tier, timedOut, bless ? { goldensWritten: [...blessed] } : undefined);
       const ran = [...(killers?.tests ?? []), ...(tier?.tests ?? [])].filter((t) => t.state !== "skipped");
       const ownMs = ran.reduce((s, t) => s + t.durationMs, 0) + (killers?.fileMs ?? 0) + (tier?.fileMs ?? 0);
       if (!timedOut) overheadMs.push(seconds * 1000 - ownMs);
-      return { mutant: m, line, site, verdict, seconds, testsRun: [...new Set(ran.map((t) => t.test))] };
+      return { mutant: m, line, site, verdict, seconds, testsRun: [...new Set(ran.map((t) => t.test))], ...(bless ? { goldensBlessed: [...blessed].sort() } : {}) };
     };
 
     await Promise.all(

@@ -29,6 +29,8 @@ export type Verdict =
   | { kind: "killed"; by: string[]; evidence: "assertion" | "golden-only"; message: string }
   | { kind: "killed-by-other"; by: string[]; message: string }
   | { kind: "survived"; testsRun: number }
+  /** Bless mode only: no assertion noticed, but the mutant's runs rewrote these goldens. */
+  | { kind: "golden-only"; goldens: string[]; testsRun: number }
   | { kind: "invalid-load"; message: string }
   | { kind: "invalid-crash"; tests: string[]; message: string }
   | { kind: "timeout"; message: string }
@@ -62,21 +64,29 @@ function firstLine(s: string): string {
 }
 
 const KILLING = new Set<FailureKind>(["assertion", "golden"]);
+/** With goldens blessed away only an assertion kills: a golden mismatch cannot fail the run. */
+const KILLING_BLESSED = new Set<FailureKind>(["assertion"]);
 
-function kills(o: TestOutcome): boolean {
-  return o.state === "failed" && o.failure !== undefined && KILLING.has(o.failure.kind);
+function kills(o: TestOutcome, blessed: boolean): boolean {
+  return o.state === "failed" && o.failure !== undefined && (blessed ? KILLING_BLESSED : KILLING).has(o.failure.kind);
 }
 
 /** The expected tests that killed the mutant in this run. */
-export function findExpectedKills(expected: readonly string[], run: RunOutcome): TestOutcome[] {
+export function findExpectedKills(expected: readonly string[], run: RunOutcome, blessed = false): TestOutcome[] {
   const want = new Set(expected);
-  return run.tests.filter((o) => want.has(o.test) && kills(o));
+  return run.tests.filter((o) => want.has(o.test) && kills(o, blessed));
 }
 
 /** Whether the rest of the tier must run: only when no expected test killed the mutant and nothing timed out. */
-export function needsTierRun(expected: readonly string[], killers: RunOutcome, timedOut: boolean): boolean {
-  return !timedOut && findExpectedKills(expected, killers).length === 0;
+export function needsTierRun(expected: readonly string[], killers: RunOutcome, timedOut: boolean, blessed = false): boolean {
+  return !timedOut && findExpectedKills(expected, killers, blessed).length === 0;
 }
+
+/**
+ * Bless mode (`--bless-goldens`): the runs wrote golden mismatches into the tree copy instead of
+ * failing. goldensWritten names the goldens they rewrote; a mutant only they noticed is golden-only.
+ */
+export type Blessing = { goldensWritten: readonly string[] };
 
 /**
  * The verdict from the expected killers' run and, when they did not kill, the rest of the tier.
@@ -87,8 +97,10 @@ export function classifyMutant(
   killers: RunOutcome,
   tier: RunOutcome | undefined,
   timedOut: "killers" | "tier" | undefined,
+  blessing?: Blessing,
 ): Verdict {
-  const mine = findExpectedKills(expected, killers);
+  const blessed = blessing !== undefined;
+  const mine = findExpectedKills(expected, killers, blessed);
   if (mine.length > 0) {
     const byAssertion = mine.filter((o) => o.failure!.kind === "assertion");
     const evidence = byAssertion.length > 0 ? "assertion" : "golden-only";
@@ -98,22 +110,24 @@ export function classifyMutant(
   if (timedOut === "killers") return { kind: "timeout", message: "the expected tests did not finish in the time budget" };
   const runs = tier ? [killers, tier] : [killers];
   const want = new Set(expected);
-  const others = runs.flatMap((r) => r.tests).filter((o) => kills(o) && !want.has(o.test));
+  const others = runs.flatMap((r) => r.tests).filter((o) => kills(o, blessed) && !want.has(o.test));
   if (others.length > 0) {
     const by = [...new Set(others.map((o) => o.test))];
     return { kind: "killed-by-other", by, message: `not killed by ${expected.join(", ")}; ${by[0]} failed: ${others[0]!.failure!.message}` };
   }
   if (timedOut === "tier") return { kind: "timeout", message: "the rest of the tier did not finish in the time budget" };
+  const testsRun = new Set(runs.flatMap((r) => r.tests).filter((o) => o.state !== "skipped").map((o) => o.test)).size;
+  if (blessing && blessing.goldensWritten.length > 0) return { kind: "golden-only", goldens: [...blessing.goldensWritten].sort(), testsRun };
   const load = runs.flatMap((r) => r.loadErrors);
   if (load.length > 0) return { kind: "invalid-load", message: `${load[0]!.file}: ${load[0]!.message}` };
-  const crashed = runs.flatMap((r) => r.tests).filter((o) => o.state === "failed" && o.failure?.kind === "crash");
+  // With goldens blessed away a golden mismatch cannot fail a test; if one does, it is no kill either.
+  const crashed = runs.flatMap((r) => r.tests).filter((o) => o.state === "failed" && (o.failure?.kind === "crash" || (blessed && o.failure?.kind === "golden")));
   const unhandled = runs.flatMap((r) => r.unhandled);
   if (crashed.length > 0 || unhandled.length > 0) {
     return { kind: "invalid-crash", tests: [...new Set(crashed.map((o) => o.test))], message: crashed[0]?.failure?.message ?? unhandled[0]! };
   }
   const timedOutTests = runs.flatMap((r) => r.tests).filter((o) => o.state === "failed" && o.failure?.kind === "timeout");
   if (timedOutTests.length > 0) return { kind: "timeout", message: `${timedOutTests[0]!.test}: ${timedOutTests[0]!.failure!.message}` };
-  const testsRun = new Set(runs.flatMap((r) => r.tests).filter((o) => o.state !== "skipped").map((o) => o.test)).size;
   return { kind: "survived", testsRun };
 }
 
@@ -126,6 +140,8 @@ export function explainFailure(v: Verdict): string | null {
       return `killed only by ${v.by.join(", ")}, not by its killedBy: fix the catalog or the test`;
     case "survived":
       return `survived ${v.testsRun} tests: no test notices this protection go`;
+    case "golden-only":
+      return `golden only: no assertion noticed, only ${v.goldens.join(", ")} changed, which npm run goldens:update would bless; add an assertion beside the golden`;
     case "invalid-load":
       return `the mutated code does not load (${v.message}): fix the replacement`;
     case "invalid-crash":
@@ -140,6 +156,7 @@ export function explainFailure(v: Verdict): string | null {
 /** The label in the table's verdict column. */
 export function labelVerdict(v: Verdict): string {
   if (v.kind === "killed") return v.evidence === "golden-only" ? "killed (golden only: weaker)" : "killed";
+  if (v.kind === "golden-only") return "golden only: not killed";
   return v.kind;
 }
 

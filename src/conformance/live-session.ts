@@ -1,0 +1,122 @@
+// A planned session for the live tier, with nothing hand-built: decideLaunch() plans a role from a
+// shipped example instance, writeBundle() writes its bundle, and the adapter's own argv runs the
+// real Claude Code or Pi inside bwrap from binds()/bwrapArgv(). Tests plant what they need in the
+// workspace and the run's HOME, change the plan on purpose where a positive control needs it, and
+// read what reached the scripted API.
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { gateCompileCacheDir } from "../core/bundle/hook.ts";
+import { decideLaunch, type LaunchPlan } from "../core/launch/decide-launch.ts";
+import { parseInstance, parseSettings } from "../core/launch/instance.ts";
+import { binds } from "../core/sandbox/binds.ts";
+import { bwrapArgv } from "../core/sandbox/bwrap-argv.ts";
+import type { Bind, HostFacts, SandboxSpec } from "../core/sandbox/types.ts";
+import { importGraph } from "../host/import-graph.ts";
+import { readLaunchFacts } from "../host/launch-facts.ts";
+import { warmGateCache } from "../host/warm-gate-cache.ts";
+import { writeBundle } from "../host/write-bundle.ts";
+import { REPO_ROOT } from "./golden.ts";
+import { runProcess, type ProcessResult } from "./run-process.ts";
+
+export const CLAUDE_BIN = join(REPO_ROOT, "node_modules/.bin/claude");
+
+/** What every session of one test file shares: its scratch root, the founder's HOME, the host. */
+export type SessionSetup = {
+  root: string;
+  founderHome: string;
+  hostFacts: HostFacts;
+  /** A listening stand-in broker socket under root (the spec names it; no session calls it). */
+  brokerSocket: string;
+};
+
+export type LiveSession = {
+  plan: LaunchPlan;
+  spec: SandboxSpec;
+  facts: HostFacts;
+  ws: string;
+  run: string;
+  /** The session's HOME inside the sandbox: `<run>/home`. */
+  home: string;
+  /** Packages the gate's entry loads: none, since Claude Code's sandbox has no node_modules. */
+  gatePackages: string[];
+};
+
+/** Plans and writes one launch of a shipped example instance (claude-coder or pi-coder) under setup.root. */
+export function planLiveSession(setup: SessionSetup, name: string, apiUrl: string, example: "claude-coder" | "pi-coder"): LiveSession {
+  const R = setup.root;
+  const ws = join(R, "data/workspaces/acme", name);
+  const run = join(R, "data/runs", name);
+  const home = join(run, "home");
+  for (const d of [ws, home, join(run, "tmp"), join(run, "turns")]) mkdirSync(d, { recursive: true });
+  chmodSync(home, 0o700);
+  // The host's record of the session; binds() mounts it read-only, so it must exist.
+  writeFileSync(join(run, "session.json"), JSON.stringify({ run: name }) + "\n");
+
+  const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
+  const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
+  const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
+  const env = { PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE_BIN, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "stand-in-api-key", LANG: "C.UTF-8" };
+  const decision = decideLaunch(instance, settings, readLaunchFacts({ repo: REPO_ROOT, runDir: run, env }), env);
+  if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
+  writeBundle(decision.plan.bundleDir, decision.plan.bundle);
+  if (decision.plan.harness === "claude-code") warmGateCache(setup.hostFacts.node.path, REPO_ROOT, gateCompileCacheDir(decision.plan.bundleDir));
+
+  const harness = decision.plan.harness;
+  const gate = importGraph([join(REPO_ROOT, harness === "pi" ? "src/host/pi-extension.ts" : "src/host/claude-gate.ts")]);
+  if (harness === "pi") {
+    // Pi ignores ANTHROPIC_BASE_URL; its agent dir's models.json routes the built-in provider to
+    // the scripted API. The bundle does not carry it (docs/launch.md, Limits).
+    const agentDir = decision.plan.adapter.env.PI_CODING_AGENT_DIR!;
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: apiUrl, apiKey: "stand-in-api-key" } } }));
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
+  }
+  const runner = join(R, "runner-stand-in.ts");
+  writeFileSync(runner, "// the runner is not built yet; the session command replaces it\n");
+  const spec: SandboxSpec = {
+    harness,
+    repo: REPO_ROOT,
+    runnerFiles: [runner, ...gate.files],
+    runner,
+    adapter: runner,
+    brokerSocket: setup.brokerSocket,
+    launchSocket: join(R, "sock/launch.sock"),
+    mayLaunch: false,
+    workspace: ws,
+    runDir: run,
+  };
+  const facts: HostFacts = { ...setup.hostFacts, home: setup.founderHome, claude: { path: CLAUDE_BIN, realPath: realpathSync(CLAUDE_BIN) } };
+  return { plan: decision.plan, spec, facts, ws, run, home, gatePackages: gate.packages };
+}
+
+/** The plan with the adapter's argv changed, for a positive control that removes a flag on purpose. */
+export function withAdapterArgv(plan: LaunchPlan, argv: string[]): LaunchPlan {
+  return { ...plan, adapter: { ...plan.adapter, argv } };
+}
+
+/** The adapter's argv without the given flags (each token and, for `[flag, value]`, its value). */
+export function dropAdapterFlags(plan: LaunchPlan, drop: ReadonlyArray<string | readonly [string, string]>): LaunchPlan {
+  const argv = [...plan.adapter.argv];
+  const end = argv.lastIndexOf("--");
+  for (const d of drop) {
+    const [flag, value] = typeof d === "string" ? [d, undefined] : d;
+    const i = argv.findIndex((t, k) => k < end && t === flag && (value === undefined || argv[k + 1] === value));
+    if (i === -1) throw new Error(`the adapter's argv has no ${flag}${value === undefined ? "" : ` ${JSON.stringify(value)}`} to drop`);
+    argv.splice(i, value === undefined ? 1 : 2);
+  }
+  return withAdapterArgv(plan, argv);
+}
+
+/**
+ * The adapter's command, in the workspace, inside the sandbox, with the message appended. The
+ * turn's stdout and stderr also go to `<run>/turns/turn.log`, which a failed test keeps.
+ */
+export async function runLiveTurn(s: LiveSession, message: string, table: Bind[] = binds(s.spec, s.facts)): Promise<ProcessResult> {
+  const argv = bwrapArgv(s.spec, s.facts, table);
+  const dd = argv.lastIndexOf("--");
+  const inner = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', s.plan.adapter.cwd, ...s.plan.adapter.argv, message];
+  const r = await runProcess(argv[0]!, [...argv.slice(1, dd + 1), ...inner], { env: s.plan.adapter.env, timeoutMs: 60_000 });
+  appendFileSync(join(s.run, "turns/turn.log"), [`$ ${s.plan.adapter.argv.join(" ")} ${message}`, `exit ${r.status} signal ${r.signal} timedOut ${r.timedOut}`, "-- stdout", r.stdout, "-- stderr", r.stderr, ""].join("\n"));
+  return r;
+}
