@@ -18,7 +18,8 @@ import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { runProcess } from "../src/conformance/run-process.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
-import { ScriptedApi, toolResultsIn, type ScriptedReply } from "../src/conformance/scripted-api.ts";
+import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
+import { loadModelScript, type Reply } from "../src/conformance/model-script/format.ts";
 import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
 
 // The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a coder from
@@ -47,6 +48,9 @@ afterAll(async () => {
   await new Promise<void>((ok) => (broker ? broker.close(() => ok()) : ok()));
   scratch?.remove();
 });
+
+/** The scripted turns of one test; paths in them are known only after the API has started. */
+const script = (turns: Reply[]) => loadModelScript({ turns }, { source: "live/session-e2e.test.ts" });
 
 type Prepared = { plan: LaunchPlan; spec: SandboxSpec; facts: HostFacts; ws: string; run: string };
 
@@ -114,18 +118,18 @@ async function runTurn(p: Prepared, table: Bind[], message: string) {
 
 describe("a planned Claude Code session, end to end", () => {
   it("the gate blocks reads outside the workspace, allows work inside, and no secret or memory file reaches the model", async () => {
-    const api = new ScriptedApi([]);
-    const url = await api.start();
+    const api = await startScriptedApi();
+    const url = api.url;
     try {
       const p = prepare("coder-e2e", url);
-      const replies: ScriptedReply[] = [
-        { kind: "tool_use", name: "Read", input: { file_path: join(p.run, "session.json") } },
-        { kind: "tool_use", name: "Read", input: { file_path: stand.files.sshKey } },
-        { kind: "tool_use", name: "Write", input: { file_path: join(p.ws, "made-by-session.txt"), content: "inside\n" } },
-        { kind: "tool_use", name: "Read", input: { file_path: join(p.ws, "inside.txt") } },
-        { kind: "text", text: "turn-finished-e2e" },
+      const replies: Reply[] = [
+        { tool_use: { name: "Read", input: { file_path: join(p.run, "session.json") } } },
+        { tool_use: { name: "Read", input: { file_path: stand.files.sshKey } } },
+        { tool_use: { name: "Write", input: { file_path: join(p.ws, "made-by-session.txt"), content: "inside\n" } } },
+        { tool_use: { name: "Read", input: { file_path: join(p.ws, "inside.txt") } } },
+        { text: "turn-finished-e2e" },
       ];
-      api.replaceScript(replies);
+      api.replaceScript(script(replies));
       const r = await runTurn(p, binds(p.spec, p.facts), "do the task");
       const result = r.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.type === "result");
       expect(result?.result, `no result line; stderr: ${r.stderr.slice(0, 800)}`).toBe("turn-finished-e2e");
@@ -134,6 +138,7 @@ describe("a planned Claude Code session, end to end", () => {
       expect(bodies.length).toBe(5);
       const seen = toolResultsIn(bodies.at(-1));
       expect(seen.length).toBe(4);
+      expect(api.failures(), "every request was the script's").toEqual([]);
       expect(seen[0], "the gate blocked the run directory's session.json").toMatch(/mosaic gate: .*outside the workspace/);
       expect(seen[1], "the gate blocked the founder's key").toMatch(/mosaic gate: .*outside the workspace/);
       expect(seen[3], "a read inside the workspace is allowed").toContain("a file inside the workspace");
@@ -156,8 +161,8 @@ describe("a planned Claude Code session, end to end", () => {
   ] as const;
   for (const arm of ARMS) {
     it(`breaking it on purpose: ${arm.name}`, async () => {
-      const api = new ScriptedApi([]);
-      const url = await api.start();
+      const api = await startScriptedApi();
+      const url = api.url;
       try {
         const p = prepare(`nogate-${ARMS.indexOf(arm)}`, url);
         if (arm.dropHook) {
@@ -165,10 +170,10 @@ describe("a planned Claude Code session, end to end", () => {
           writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, "utf8")), hooks: {} }));
         }
         const plan = arm.dropRestricted ? { ...p.plan, adapter: { ...p.plan.adapter, argv: p.plan.adapter.argv.filter((t) => t !== "--restricted") } } : p.plan;
-        api.replaceScript([
-          { kind: "tool_use", name: "Read", input: { file_path: join(p.run, "session.json") } },
-          { kind: "text", text: "turn-finished-arm" },
-        ]);
+        api.replaceScript(script([
+          { tool_use: { name: "Read", input: { file_path: join(p.run, "session.json") } } },
+          { text: "turn-finished-arm" },
+        ]));
         const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts), "do the task");
         expect(r.stdout, r.stderr.slice(0, 800)).toContain("turn-finished-arm");
         const seen = toolResultsIn(api.messageBodies().at(-1));
@@ -186,18 +191,18 @@ describe("a planned Claude Code session, end to end", () => {
 
 describe("a planned Pi session, end to end", () => {
   it("the extension's gate blocks reads outside the workspace, allows work inside, and no secret reaches the model", async () => {
-    const api = new ScriptedApi([]);
-    const url = await api.start();
+    const api = await startScriptedApi();
+    const url = api.url;
     try {
       const p = prepare("pi-e2e", url, "pi-coder");
       expect(p.plan.harness).toBe("pi");
-      api.replaceScript([
-        { kind: "tool_use", name: "read", input: { path: join(p.run, "session.json") } },
-        { kind: "tool_use", name: "read", input: { path: "~/../session.json" } },
-        { kind: "tool_use", name: "write", input: { path: "made-by-session.txt", content: "inside\n" } },
-        { kind: "tool_use", name: "read", input: { path: "@inside.txt" } },
-        { kind: "text", text: "turn-finished-pi" },
-      ]);
+      api.replaceScript(script([
+        { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
+        { tool_use: { name: "read", input: { path: "~/../session.json" } } },
+        { tool_use: { name: "write", input: { path: "made-by-session.txt", content: "inside\n" } } },
+        { tool_use: { name: "read", input: { path: "@inside.txt" } } },
+        { text: "turn-finished-pi" },
+      ]));
       const r = await runTurn(p, binds(p.spec, p.facts), "do the task");
       expect(r.status, `pi failed: ${r.stderr.slice(0, 800)}`).toBe(0);
       expect(r.stdout.trim()).toBe("turn-finished-pi");
@@ -205,6 +210,7 @@ describe("a planned Pi session, end to end", () => {
       expect(bodies.length).toBe(5);
       const seen = toolResultsIn(bodies.at(-1));
       expect(seen.length).toBe(4);
+      expect(api.failures(), "every request was the script's").toEqual([]);
       expect(seen[0], "the extension blocked session.json").toMatch(/outside the workspace/);
       expect(seen[1], "the extension blocked ~/.. out of the run's home").toMatch(/outside the workspace/);
       expect(seen[3], "a read inside the workspace is allowed").toContain("a file inside the workspace");
@@ -221,17 +227,17 @@ describe("a planned Pi session, end to end", () => {
   }, 90_000);
 
   it("breaking it on purpose: without the extension, the same read reaches the model and no turn marker is written", async () => {
-    const api = new ScriptedApi([]);
-    const url = await api.start();
+    const api = await startScriptedApi();
+    const url = api.url;
     try {
       const p = prepare("pi-e2e-noext", url, "pi-coder");
       const argv = p.plan.adapter.argv;
       const e = argv.indexOf("-e");
       const plan = { ...p.plan, adapter: { ...p.plan.adapter, argv: [...argv.slice(0, e), ...argv.slice(e + 2)] } };
-      api.replaceScript([
-        { kind: "tool_use", name: "read", input: { path: join(p.run, "session.json") } },
-        { kind: "text", text: "turn-finished-noext" },
-      ]);
+      api.replaceScript(script([
+        { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
+        { text: "turn-finished-noext" },
+      ]));
       const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts), "do the task");
       expect(r.stdout.trim(), r.stderr.slice(0, 800)).toBe("turn-finished-noext");
       expect(toolResultsIn(api.messageBodies().at(-1))[0], "with no gate the read goes through").toContain(stand.secret);
