@@ -12,7 +12,9 @@ import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 import { runProcess } from "../src/conformance/run-process.ts";
-import { ScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
+import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
+import { loadModelScript } from "../src/conformance/model-script/format.ts";
+import type { ScriptFailure } from "../src/conformance/model-script/record.ts";
 import { plantStandIns } from "../src/conformance/stand-ins.ts";
 
 // Real Claude Code and Pi sessions in real bwrap sandboxes built by binds()/bwrapArgv(), driven by
@@ -92,16 +94,17 @@ function attackScript(spec: SandboxSpec): string {
   ].join("\n");
 }
 
-type Outcome = { answers: Record<string, string>; bodies: string[]; stderr: string };
+type Outcome = { answers: Record<string, string>; bodies: string[]; failures: ScriptFailure[]; stderr: string };
 
 /** Runs one real session: the harness CLI, in the workspace, inside bwrap built from the table. */
 async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): Promise<Outcome> {
   const toolName = spec.harness === "pi" ? "bash" : "Bash";
-  const api = new ScriptedApi([
-    { kind: "tool_use", name: toolName, input: { command: attackScript(spec) } },
-    { kind: "text", text: "done" },
-  ]);
-  const url = await api.start();
+  const turns = [
+    { tool_use: { name: toolName, input: { command: attackScript(spec) } } },
+    { text: "done" },
+  ];
+  const api = await startScriptedApi({ script: loadModelScript({ turns }, { source: "live/confined-session.test.ts" }) });
+  const url = api.url;
   try {
     const argv = bwrapArgv(spec, facts, table);
     const dd = argv.lastIndexOf("--");
@@ -125,7 +128,7 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
     const bodies = api.messageBodies();
     const toolResult = toolResultsIn(bodies[1]).join("\n");
     const answers = Object.fromEntries([...toolResult.matchAll(/^([a-z-]+) (yes|no)$/gm)].map((m) => [m[1]!, m[2]!]));
-    return { answers, bodies, stderr: r.stderr };
+    return { answers, bodies, failures: api.failures(), stderr: r.stderr };
   } finally {
     await api.stop();
   }
@@ -156,6 +159,7 @@ describe("real sessions in real bwrap sandboxes keep the stand-in secrets out of
       const out = await runSession(spec, facts, binds(spec, facts));
       expect(out.bodies.length, `the CLI made both model calls; stderr: ${out.stderr.slice(0, 600)}`).toBe(2);
       expect(out.answers).toEqual(CONFINED);
+      expect(out.failures, "every request was the script's").toEqual([]);
       for (const b of out.bodies) expect(b.includes(SECRET), "the stand-in secret never reaches the model").toBe(false);
       expect(existsSync(join(R, "data/workspaces/acme/planted.txt"))).toBe(false);
       expect(existsSync(join(spec.workspace, "made-by-session.txt"))).toBe(true);

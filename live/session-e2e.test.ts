@@ -9,7 +9,8 @@ import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { CLAUDE_BIN, planLiveSession, runLiveTurn, type LiveSession } from "../src/conformance/live-session.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
-import { ScriptedApi, toolResultsIn, type ScriptedReply } from "../src/conformance/scripted-api.ts";
+import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
+import { scriptOf, type Reply } from "../src/conformance/model-script/format.ts";
 import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
 
 // The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a coder from
@@ -64,18 +65,18 @@ function runTurn(p: Prepared, table: Bind[], message: string) {
 
 describe("a planned Claude Code session, end to end", () => {
   it("the gate blocks reads outside the workspace, allows work inside, and no secret or memory file reaches the model", async () => {
-    const api = new ScriptedApi([]);
-    const url = await api.start();
+    const api = await startScriptedApi();
+    const url = api.url;
     try {
       const p = prepare("coder-e2e", url);
-      const replies: ScriptedReply[] = [
-        { kind: "tool_use", name: "Read", input: { file_path: join(p.run, "session.json") } },
-        { kind: "tool_use", name: "Read", input: { file_path: stand.files.sshKey } },
-        { kind: "tool_use", name: "Write", input: { file_path: join(p.ws, "made-by-session.txt"), content: "inside\n" } },
-        { kind: "tool_use", name: "Read", input: { file_path: join(p.ws, "inside.txt") } },
-        { kind: "text", text: "turn-finished-e2e" },
+      const replies: Reply[] = [
+        { tool_use: { name: "Read", input: { file_path: join(p.run, "session.json") } } },
+        { tool_use: { name: "Read", input: { file_path: stand.files.sshKey } } },
+        { tool_use: { name: "Write", input: { file_path: join(p.ws, "made-by-session.txt"), content: "inside\n" } } },
+        { tool_use: { name: "Read", input: { file_path: join(p.ws, "inside.txt") } } },
+        { text: "turn-finished-e2e" },
       ];
-      api.replaceScript(replies);
+      api.replaceScript(scriptOf(replies));
       const r = await runTurn(p, binds(p.spec, p.facts), "do the task");
       const result = r.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.type === "result");
       expect(result?.result, `no result line; stderr: ${r.stderr.slice(0, 800)}`).toBe("turn-finished-e2e");
@@ -106,8 +107,8 @@ describe("a planned Claude Code session, end to end", () => {
   ] as const;
   for (const arm of ARMS) {
     it(`breaking it on purpose: ${arm.name}`, async () => {
-      const api = new ScriptedApi([]);
-      const url = await api.start();
+      const api = await startScriptedApi();
+      const url = api.url;
       try {
         const p = prepare(`nogate-${ARMS.indexOf(arm)}`, url);
         if (arm.dropHook) {
@@ -115,10 +116,10 @@ describe("a planned Claude Code session, end to end", () => {
           writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, "utf8")), hooks: {} }));
         }
         const plan = arm.dropRestricted ? { ...p.plan, adapter: { ...p.plan.adapter, argv: p.plan.adapter.argv.filter((t) => t !== "--restricted") } } : p.plan;
-        api.replaceScript([
-          { kind: "tool_use", name: "Read", input: { file_path: join(p.run, "session.json") } },
-          { kind: "text", text: "turn-finished-arm" },
-        ]);
+        api.replaceScript(scriptOf([
+          { tool_use: { name: "Read", input: { file_path: join(p.run, "session.json") } } },
+          { text: "turn-finished-arm" },
+        ]));
         const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts), "do the task");
         expect(r.stdout, r.stderr.slice(0, 800)).toContain("turn-finished-arm");
         const seen = toolResultsIn(api.messageBodies().at(-1));
@@ -136,18 +137,18 @@ describe("a planned Claude Code session, end to end", () => {
 
 describe("a planned Pi session, end to end", () => {
   it("the extension's gate blocks reads outside the workspace, allows work inside, and no secret reaches the model", async () => {
-    const api = new ScriptedApi([]);
-    const url = await api.start();
+    const api = await startScriptedApi();
+    const url = api.url;
     try {
       const p = prepare("pi-e2e", url, "pi-coder");
       expect(p.plan.harness).toBe("pi");
-      api.replaceScript([
-        { kind: "tool_use", name: "read", input: { path: join(p.run, "session.json") } },
-        { kind: "tool_use", name: "read", input: { path: "~/../session.json" } },
-        { kind: "tool_use", name: "write", input: { path: "made-by-session.txt", content: "inside\n" } },
-        { kind: "tool_use", name: "read", input: { path: "@inside.txt" } },
-        { kind: "text", text: "turn-finished-pi" },
-      ]);
+      api.replaceScript(scriptOf([
+        { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
+        { tool_use: { name: "read", input: { path: "~/../session.json" } } },
+        { tool_use: { name: "write", input: { path: "made-by-session.txt", content: "inside\n" } } },
+        { tool_use: { name: "read", input: { path: "@inside.txt" } } },
+        { text: "turn-finished-pi" },
+      ]));
       const r = await runTurn(p, binds(p.spec, p.facts), "do the task");
       expect(r.status, `pi failed: ${r.stderr.slice(0, 800)}`).toBe(0);
       expect(r.stdout.trim()).toBe("turn-finished-pi");
@@ -171,17 +172,17 @@ describe("a planned Pi session, end to end", () => {
   }, 90_000);
 
   it("breaking it on purpose: without the extension, the same read reaches the model and no turn marker is written", async () => {
-    const api = new ScriptedApi([]);
-    const url = await api.start();
+    const api = await startScriptedApi();
+    const url = api.url;
     try {
       const p = prepare("pi-e2e-noext", url, "pi-coder");
       const argv = p.plan.adapter.argv;
       const e = argv.indexOf("-e");
       const plan = { ...p.plan, adapter: { ...p.plan.adapter, argv: [...argv.slice(0, e), ...argv.slice(e + 2)] } };
-      api.replaceScript([
-        { kind: "tool_use", name: "read", input: { path: join(p.run, "session.json") } },
-        { kind: "text", text: "turn-finished-noext" },
-      ]);
+      api.replaceScript(scriptOf([
+        { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
+        { text: "turn-finished-noext" },
+      ]));
       const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts), "do the task");
       expect(r.stdout.trim(), r.stderr.slice(0, 800)).toBe("turn-finished-noext");
       expect(toolResultsIn(api.messageBodies().at(-1))[0], "with no gate the read goes through").toContain(stand.secret);

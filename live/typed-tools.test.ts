@@ -12,7 +12,8 @@ import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { liveIt } from "../src/conformance/live-gate.ts";
 import { runProcess } from "../src/conformance/run-process.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
-import { ScriptedApi, toolResultsIn, type ScriptedReply } from "../src/conformance/scripted-api.ts";
+import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
+import { scriptOf, type Reply } from "../src/conformance/model-script/format.ts";
 import { parseRecording } from "../src/conformance/stdio-recorder.ts";
 import { ToolSocketStandIn, type StandInAnswer } from "../src/conformance/tool-socket-stand-in.ts";
 
@@ -121,8 +122,8 @@ for (const h of HARNESSES) {
   describe(`${h.harness}: typed tools through the runner's tool socket`, () => {
     for (const [i, arm] of ARMS.entries()) {
       h.it(arm.name, async () => {
-        const api = new ScriptedApi([]);
-        const url = await api.start();
+        const api = await startScriptedApi();
+        const url = api.url;
         const p = prepare(`${h.harness}-${i}`, h.example, url);
         const stand = new ToolSocketStandIn(join(p.run, "tools.sock"), () => (arm.answer === "socket-removed" ? { ok: true, result: { id: "msg-1" } } : arm.answer));
         await stand.start();
@@ -133,11 +134,11 @@ for (const h of HARNESSES) {
             const file = join(p.plan.bundleDir, "policy.json");
             writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), typedTools: [] }));
           }
-          const replies: ScriptedReply[] = [
-            { kind: "tool_use", name: h.toolName, input: SEND },
-            { kind: "text", text: `turn-finished-${i}` },
+          const replies: Reply[] = [
+            { tool_use: { name: h.toolName, input: SEND } },
+            { text: `turn-finished-${i}` },
           ];
-          api.replaceScript(replies);
+          api.replaceScript(scriptOf(replies));
           const r = await runTurn(p, "tell the pm");
           expect(h.done(r.stdout), `the turn ended; stderr: ${r.stderr.slice(0, 800)}`).toBe(`turn-finished-${i}`);
           const bodies = api.messageBodies();
@@ -164,13 +165,13 @@ describe("args outside the tool's schema", () => {
   for (const h of HARNESSES) {
     const claude = h.harness === "claude-code";
     h.it(claude ? "claude-code passes them to the server unchanged, so the runner must check them" : "pi refuses them before the call, and nothing reaches the socket", async () => {
-      const api = new ScriptedApi([]);
-      const url = await api.start();
+      const api = await startScriptedApi();
+      const url = api.url;
       const p = prepare(`${h.harness}-bad-args`, h.example, url);
       const stand = new ToolSocketStandIn(join(p.run, "tools.sock"), () => ({ ok: false, error: "refused: body is required" }));
       await stand.start();
       try {
-        api.replaceScript([{ kind: "tool_use", name: h.toolName, input: BAD }, { kind: "text", text: "turn-finished-bad" }]);
+        api.replaceScript(scriptOf([{ tool_use: { name: h.toolName, input: BAD } }, { text: "turn-finished-bad" }]));
         const r = await runTurn(p, "tell the pm");
         expect(h.done(r.stdout), `the turn ended; stderr: ${r.stderr.slice(0, 800)}`).toBe("turn-finished-bad");
         const got = shown(api.messageBodies()[1]);
@@ -192,8 +193,8 @@ describe("args outside the tool's schema", () => {
 
 describe("claude-code: the MCP handshake", () => {
   itClaude("Claude Code and the server negotiate the protocol version baselines/mcp.json pins", async () => {
-    const api = new ScriptedApi([{ kind: "text", text: "handshake-done" }]);
-    const url = await api.start();
+    const api = await startScriptedApi({ script: scriptOf([{ text: "handshake-done" }]) });
+    const url = api.url;
     try {
       const p = prepare("claude-handshake", "claude-coder", url);
       // The recorder goes between Claude Code and the bundle's own server command, line for line.

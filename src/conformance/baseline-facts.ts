@@ -7,7 +7,8 @@ import { join } from "node:path";
 import type { Fact } from "./baselines.ts";
 import { CLAUDE_BIN, dropAdapterFlags, planLiveSession, runLiveTurn, withAdapterArgv, type SessionSetup } from "./live-session.ts";
 import { probeMemory, type Drop, type MemoryLocation } from "./memory-probe.ts";
-import { ScriptedApi, toolResultsIn } from "./scripted-api.ts";
+import { startScriptedApi, toolResultsIn } from "./scripted-api.ts";
+import { scriptOf } from "./model-script/format.ts";
 
 export type FactSet = Record<string, Fact>;
 
@@ -17,8 +18,8 @@ const without = (a: readonly MemoryLocation[], b: readonly MemoryLocation[]) => 
 
 /** The built-in tools of the stream-json init line of one turn with `--tools default`. */
 async function readDefaultTools(setup: SessionSetup, name: string, drop: readonly Drop[]): Promise<string[]> {
-  const api = new ScriptedApi([{ kind: "text", text: `turn-finished-${name}` }]);
-  const url = await api.start();
+  const api = await startScriptedApi({ script: scriptOf([{ text: `turn-finished-${name}` }]) });
+  const url = api.url;
   try {
     const s = planLiveSession(setup, name, url, "claude-coder");
     const argv = [...s.plan.adapter.argv];
@@ -35,16 +36,16 @@ async function readDefaultTools(setup: SessionSetup, name: string, drop: readonl
 
 /** What Claude Code answers a Read outside the working directory with the gate's hook removed: --restricted's own refusal. */
 async function readRestrictedRead(setup: SessionSetup): Promise<string> {
-  const api = new ScriptedApi([]);
-  const url = await api.start();
+  const api = await startScriptedApi();
+  const url = api.url;
   try {
     const s = planLiveSession(setup, "fact-restricted-read", url, "claude-coder");
     const settingsFile = join(s.plan.bundleDir, "settings.json");
     writeFileSync(settingsFile, JSON.stringify({ ...(JSON.parse(readFileSync(settingsFile, "utf8")) as object), hooks: {} }));
-    api.replaceScript([
-      { kind: "tool_use", name: "Read", input: { file_path: join(s.run, "session.json") } },
-      { kind: "text", text: "turn-finished-restricted-read" },
-    ]);
+    api.replaceScript(scriptOf([
+      { tool_use: { name: "Read", input: { file_path: join(s.run, "session.json") } } },
+      { text: "turn-finished-restricted-read" },
+    ]));
     const r = await runLiveTurn(s, "read it");
     const seen = toolResultsIn(api.messageBodies().at(-1))[0];
     if (seen === undefined) throw new Error(`no tool result reached the model (exit ${r.status}): ${r.stderr.slice(0, 600)}`);

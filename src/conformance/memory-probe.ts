@@ -8,7 +8,8 @@ import { dirname, join } from "node:path";
 import type { HostFacts } from "../core/sandbox/types.ts";
 import { dropAdapterFlags, planLiveSession, runLiveTurn, type LiveSession, type SessionSetup } from "./live-session.ts";
 import { makeScratch } from "./scratch.ts";
-import { ScriptedApi } from "./scripted-api.ts";
+import { startScriptedApi } from "./scripted-api.ts";
+import { scriptOf } from "./model-script/format.ts";
 import { plantStandIns } from "./stand-ins.ts";
 
 /**
@@ -65,8 +66,8 @@ export type Drop = string | readonly [string, string];
  * every memory location planted: the locations that reached the model.
  */
 export async function probeMemory(setup: SessionSetup, name: string, example: "claude-coder" | "pi-coder", drop: readonly Drop[]): Promise<{ reached: MemoryLocation[]; bodies: number; stderr: string; status: number | null }> {
-  const api = new ScriptedApi([{ kind: "text", text: `turn-finished-${name}` }]);
-  const url = await api.start();
+  const api = await startScriptedApi({ script: scriptOf([{ text: `turn-finished-${name}` }]) });
+  const url = api.url;
   try {
     const s = planLiveSession(setup, name, url, example);
     const markers = plantMemory(s, name);

@@ -1,107 +1,91 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { RequestHandler } from "msw";
+import type { ModelScript } from "./model-script/format.ts";
+import { handlersFor, remainingTurns, respond } from "./model-script/handlers.ts";
+import { ScriptRecorder, type RecordedRequest, type ScriptFailure } from "./model-script/record.ts";
 
-/** One scripted model reply: a tool call, or plain text that ends the turn. */
-export type ScriptedReply =
-  | { kind: "tool_use"; name: string; input: Record<string, unknown> }
-  | { kind: "text"; text: string };
+export { toolResultsIn } from "./model-script/resolve.ts";
 
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  body: string;
+export interface ScriptedApi {
+  /** `http://127.0.0.1:<port>`: ANTHROPIC_BASE_URL for Claude Code, `baseUrl` in Pi's models.json. */
+  readonly url: string;
+  requests(): readonly RecordedRequest[];
+  /** Bodies of every POST /v1/messages, in order, answered or not: what the model was shown. */
+  messageBodies(): string[];
+  /** Requests the script did not answer: no turn left, no handler, a handler that threw. */
+  failures(): ScriptFailure[];
+  /** Turns not yet served. */
+  remaining(): number;
+  /** Whether some request carried `value` in the credential header `header`. */
+  credentialSeen(header: string, value: string): boolean;
+  /** Serves a new script from its first turn, for one that names paths known only after start. */
+  replaceScript(script: ModelScript): void;
+  stop(): Promise<void>;
 }
+
+export interface ScriptedApiOptions {
+  /** The turns to play. Without it (and without handlers) every model call is a failure until replaceScript(). */
+  script?: ModelScript;
+  /** Handlers of one's own instead of a script's, given the recorder to mark requests with. */
+  handlers?: (recorder: ScriptRecorder) => RequestHandler[];
+  /** Header names to redact beyond the credential headers. */
+  redact?: readonly string[];
+  /** Called on each failure as it happens; by default a line on stderr, so a failure is loud while the CLI still runs. */
+  onFailure?: (f: ScriptFailure) => void;
+}
+
+const EMPTY: ModelScript = { turns: [], source: "(no script yet)" };
+
+const loudly = (f: ScriptFailure) => process.stderr.write(`scripted API failure: request ${f.seq} ${f.method} ${f.url}: ${f.message}\n`);
 
 /**
- * A scripted Anthropic Messages API on 127.0.0.1: each POST /v1/messages gets the next reply of
- * the script as the SSE stream both CLIs accept (with `event:` lines and `usage`, which Pi needs).
- * Every request is recorded so a test can assert what reached the model, such as a leaked secret.
+ * A scripted Anthropic Messages API: a real node:http listener on 127.0.0.1 whose answers come
+ * from msw handlers through getResponse, the SSE body piped as it streams.
  */
-export class ScriptedApi {
-  readonly requests: RecordedRequest[] = [];
-  private replies: ScriptedReply[];
-  private server: Server | undefined;
-  private nextId = 1;
+export async function startScriptedApi(opts: ScriptedApiOptions = {}): Promise<ScriptedApi> {
+  if (opts.script && opts.handlers) throw new Error("startScriptedApi: give a script or handlers, not both");
+  const recorder = new ScriptRecorder({ redact: opts.redact ?? [], onFailure: opts.onFailure ?? loudly });
+  let handlers = opts.handlers ? opts.handlers(recorder) : handlersFor(opts.script ?? EMPTY, recorder);
+  const server = createServer((req, res) => void serve(req, res));
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  constructor(replies: ScriptedReply[]) {
-    this.replies = [...replies];
-  }
-
-  async start(): Promise<string> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((ok) => this.server!.listen(0, "127.0.0.1", ok));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    const s = this.server;
-    if (!s) return;
-    s.closeAllConnections();
-    await new Promise<void>((ok) => s.close(() => ok()));
-  }
-
-  /** Sets the replies still to come, for a script that names paths known only after start(). */
-  replaceScript(replies: ScriptedReply[]): void {
-    this.replies = [...replies];
-  }
-
-  /** Request bodies of the model calls, in order. */
-  messageBodies(): string[] {
-    return this.requests.filter((r) => r.method === "POST" && r.url.startsWith("/v1/messages")).map((r) => r.body);
-  }
-
-  /** Replies not yet served. */
-  remaining(): number {
-    return this.replies.length;
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks).toString("utf8");
-    this.requests.push({ method: req.method ?? "", url: req.url ?? "", body });
-    if (req.method !== "POST" || !(req.url ?? "").startsWith("/v1/messages")) {
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-      return;
-    }
-    const reply = this.replies.shift() ?? { kind: "text", text: "(the script has no more replies)" };
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    for (const [event, data] of this.events(reply)) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    res.end();
-  }
-
-  private events(reply: ScriptedReply): Array<[string, unknown]> {
-    const id = `msg_scripted_${this.nextId++}`;
-    const usage = { input_tokens: 10, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-    const block =
-      reply.kind === "tool_use"
-        ? { type: "tool_use", id: `toolu_scripted_${this.nextId}`, name: reply.name, input: {} }
-        : { type: "text", text: "" };
-    const delta =
-      reply.kind === "tool_use"
-        ? { type: "input_json_delta", partial_json: JSON.stringify(reply.input) }
-        : { type: "text_delta", text: reply.text };
-    return [
-      ["message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model: "scripted", content: [], stop_reason: null, stop_sequence: null, usage } }],
-      ["content_block_start", { type: "content_block_start", index: 0, content_block: block }],
-      ["content_block_delta", { type: "content_block_delta", index: 0, delta }],
-      ["content_block_stop", { type: "content_block_stop", index: 0 }],
-      ["message_delta", { type: "message_delta", delta: { stop_reason: reply.kind === "tool_use" ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } }],
-      ["message_stop", { type: "message_stop" }],
-    ];
-  }
-}
-
-/** The text of each tool result in one Messages API request body: what the model was shown. */
-export function toolResultsIn(body: string | undefined): string[] {
-  if (body === undefined) return [];
-  const out: string[] = [];
-  for (const m of (JSON.parse(body) as { messages: Array<{ content: unknown }> }).messages) {
-    if (!Array.isArray(m.content)) continue;
-    for (const b of m.content as Array<{ type: string; content?: unknown }>) {
-      if (b.type !== "tool_result") continue;
-      out.push(typeof b.content === "string" ? b.content : (b.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n"));
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const headers = new Headers();
+      for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
+      const method = req.method ?? "GET";
+      const body = method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks);
+      const response = await respond(handlers, new Request(new URL(req.url ?? "/", url), { method, headers, body }), recorder);
+      res.writeHead(response.status, [...response.headers].flat());
+      if (response.body === null || method === "HEAD") res.end();
+      else await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), res);
+    } catch (e) {
+      // Past respond() only IO fails (a client gone mid-stream); answer if we still can, never hang.
+      process.stderr.write(`scripted API: ${req.method} ${req.url}: ${e instanceof Error ? e.message : String(e)}\n`);
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
     }
   }
-  return out;
+
+  return {
+    url,
+    requests: () => recorder.requests(),
+    messageBodies: () => recorder.requests().filter((r) => r.method === "POST" && r.url.split("?")[0] === "/v1/messages").map((r) => r.body),
+    failures: () => recorder.failures(),
+    remaining: () => remainingTurns(handlers),
+    credentialSeen: (header, value) => recorder.credentialSeen(header, value),
+    replaceScript(script) {
+      handlers = handlersFor(script, recorder);
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((ok) => server.close(() => ok()));
+    },
+  };
 }
