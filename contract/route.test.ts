@@ -9,7 +9,7 @@ import { isMosaicError } from "../src/core/errors.ts";
 import { matchGolden } from "../src/conformance/golden-expect.ts";
 import { STAND_IN, loadCase, type LaunchCase } from "./support/launch-cases.ts";
 import { SEED_CREDENTIAL_SETS } from "./oracles/seed-tables.ts";
-import { SEED_REFUSAL_CODES, SEED_ROUTE_CHECK_ORDER, SEED_S0_LINES, SEED_THINKING } from "./oracles/launch-seed-tables.ts";
+import { SEED_REFUSAL_CODES, SEED_ROUTE_CHECK_ORDER, SEED_S0_LINES, SEED_THINKING, SEED_TOOL_GRANTS } from "./oracles/launch-seed-tables.ts";
 
 const decide = (c: LaunchCase): LaunchDecision => decideLaunch(c.instance, c.settings, c.facts, c.env);
 const outcome = (c: LaunchCase): string => {
@@ -27,6 +27,20 @@ describe("harness modules (seed 003)", () => {
     expect(m.name).toBe(name);
     expect({ levels: m.thinkingLevels, required: m.thinkingRequired }).toEqual(SEED_THINKING[name]);
     expect(m.reliesOn).toEqual(SEED_S0_LINES[name]);
+  });
+  it.each(["pi", "claude-code"] as const)("%s: built-in tools are the tool limit's, and bash only where the limit grants it", (name) => {
+    const m = loadHarness(name)!;
+    const grants = SEED_TOOL_GRANTS[name];
+    const names = Object.keys(grants);
+    // Every subset of the seven neutral names.
+    for (let mask = 0; mask < 1 << names.length; mask++) {
+      const limit = names.filter((_, i) => (mask & (1 << i)) !== 0);
+      const want = [...new Set(limit.flatMap((n) => grants[n]!))].sort();
+      expect([...m.builtInTools(limit)].sort(), `limit [${limit.join(",")}]`).toEqual(want);
+    }
+    const bash = name === "pi" ? "bash" : "Bash";
+    expect(m.builtInTools(names.filter((n) => n !== "bash")), `${bash} only where the limit grants bash`).not.toContain(bash);
+    expect(m.builtInTools(["bash"]), "positive control").toEqual([bash]);
   });
   it("Claude Code typed tools are mcp__mosaic__<tool>; Pi's keep their names", () => {
     expect(loadHarness("claude-code")!.typedToolName("raise_decision")).toBe("mcp__mosaic__raise_decision");

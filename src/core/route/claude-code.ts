@@ -7,7 +7,8 @@ import type { HarnessModule, PreflightFacts, Preflight, RunPaths } from "./types
  * the limit grants bash.
  */
 const CLAUDE_BUILTINS: Readonly<Record<string, string | null>> = {
-  read: "Read", edit: "Edit", write: "Write", bash: "Bash", grep: null, find: null, ls: null,
+  read: "Read", edit: "Edit", write: "Write", bash: "Bash",
+  grep: null, find: null, ls: null, // safety: claude-bash-ungranted
 };
 
 function preflightClaude(f: PreflightFacts): Preflight {

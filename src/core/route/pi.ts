@@ -27,7 +27,7 @@ export const pi: HarnessModule = {
   preflight: preflightPi,
   versionProbe: (binary) => [binary, "--version"],
   sandboxMounts: ["node-modules"],
-  builtInTools: (limit) => limit.map((t) => PI_BUILTINS[t]).filter((t): t is string => t !== undefined),
+  builtInTools: (limit) => limit.map((t) => PI_BUILTINS[t]).filter((t): t is string => t !== undefined), // safety: pi-bash-ungranted
   typedToolName: (tool) => tool,
   gate: { timeoutSeconds: 900, how: "the gate runs in Pi's process; a hang is cut by the runner's turn wall clock, and without the agent_end marker the turn failed" },
   bundleFiles: [],
