@@ -8,7 +8,7 @@ import { FOUNDER_ENV } from "../src/core/session/env.ts";
 import { isMosaicError } from "../src/core/errors.ts";
 import { matchGolden } from "../src/conformance/golden-expect.ts";
 import { STAND_IN, loadCase, type LaunchCase } from "./support/launch-cases.ts";
-import { SEED_CREDENTIAL_SETS } from "./oracles/seed-tables.ts";
+import { FOUNDER_ENV_ORACLE, SEED_CREDENTIAL_SETS } from "./oracles/seed-tables.ts";
 import { SEED_REFUSAL_CODES, SEED_ROUTE_CHECK_ORDER, SEED_S0_LINES, SEED_THINKING, SEED_TOOL_GRANTS } from "./oracles/launch-seed-tables.ts";
 
 const decide = (c: LaunchCase): LaunchDecision => decideLaunch(c.instance, c.settings, c.facts, c.env);
@@ -187,11 +187,11 @@ describe("session checks", () => {
   });
 
   it("founder-credentials: every FOUNDER_ENV variable stops the launch, even set empty", () => {
-    for (const f of FOUNDER_ENV) {
+    for (const name of new Set([...FOUNDER_ENV.map((f) => f.name), ...FOUNDER_ENV_ORACLE])) {
       const c = loadCase("pi-coder");
-      c.env[f.name] = "";
+      c.env[name] = "";
       const d = decide(c);
-      expect(d.kind === "refuse" && [d.code, d.message.includes(f.name)], f.name).toEqual(["founder-credentials", true]);
+      expect(d.kind === "refuse" && [d.code, d.message.includes(name)], name).toEqual(["founder-credentials", true]);
     }
     const c = loadCase("refuse-founder-credentials");
     delete c.env.GH_TOKEN;
