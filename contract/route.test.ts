@@ -200,6 +200,37 @@ describe("session checks", () => {
   });
 });
 
+/**
+ * Every refusal that can apply to either harness, made from each harness's healthy example by one
+ * change, so a check that covers one harness only is caught. harness-refused names no harness
+ * module, and no-session-credential is Claude Code's alone (Pi's launch without one is above).
+ */
+const PER_HARNESS_REFUSALS: ReadonlyArray<[code: string, patch: (c: LaunchCase, h: "pi" | "claude-code") => void]> = [
+  ["partial-fallback", (c) => { c.instance.vars.fallback = { model: "claude-sonnet-4-5" }; }],
+  ["no-route", (c) => { delete c.instance.vars.model; }],
+  ["harness-off", (c, h) => { c.settings = { ...c.settings, plugins: { harness: [h === "pi" ? "claude-code" : "pi"] } }; }],
+  // "off" is one of Pi's levels but not Claude Code's; "ultra" is neither's.
+  ["thinking-unsupported", (c, h) => { c.instance.vars.thinking = h === "pi" ? "ultra" : "off"; }],
+  ["unknown-model", (c) => { c.instance.vars.model = "gpt-4o"; }],
+  ["preflight", (c, h) => { c.facts.binaries[h].exists = false; }],
+  ["sandbox-unavailable", (c) => { c.facts.sandboxProblem = "bwrap: No permissions to create new namespace"; }],
+  ["founder-credentials", (c) => { c.env.GH_TOKEN = ""; }],
+];
+const HEALTHY = { pi: "pi-coder", "claude-code": "claude-coder" } as const;
+
+describe("each refusal, for both harnesses", () => {
+  it("the table covers every code but the two that cannot apply to both", () => {
+    expect([...PER_HARNESS_REFUSALS.map(([code]) => code), "harness-refused", "no-session-credential"].sort()).toEqual(REFUSALS.map((r) => r.code).sort());
+  });
+  const rows = PER_HARNESS_REFUSALS.flatMap(([code, patch]) => (["pi", "claude-code"] as const).map((h) => [h, code, patch] as const));
+  it.each(rows)("%s refuses with %s", (h, code, patch) => {
+    const c = loadCase(HEALTHY[h]);
+    expect(outcome(c), "positive control: the unchanged example launches").toBe(`launch primary ${h}`);
+    patch(c, h);
+    expect(outcome(c), `${h}: ${code}`).toBe(code);
+  });
+});
+
 /** Each bad document and the error it must give; the field names the path in the document. */
 const BAD_DOCS: ReadonlyArray<[why: string, patch: (d: Record<string, any>) => void]> = [
   ["missing contract", (d) => delete d.contract],

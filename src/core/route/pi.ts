@@ -9,7 +9,7 @@ const PI_BUILTINS: Readonly<Record<string, string>> = {
 };
 
 function preflightPi(f: PreflightFacts): Preflight {
-  if (!f.binary.exists) return { ok: false, why: `pi: ${f.binary.path} does not exist` };
+  if (!f.binary.exists) return { ok: false, why: `pi: ${f.binary.path} does not exist` }; // safety: pi-preflight-missing-ignored
   if (!f.binary.runs) return { ok: false, why: `pi: ${f.binary.path} --version did not run` };
   if (!isVersionAtLeast(f.nodeVersion, PI_MIN_NODE)) return { ok: false, why: `pi: node ${f.nodeVersion} is older than ${PI_MIN_NODE}` };
   return { ok: true };
