@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { decide } from "../src/core/gate/decide.ts";
 import { hookOutcome, loadGate, runHook, type GateModules } from "../src/host/claude-gate.ts";
-import { toolCallVerdict } from "../src/host/pi-extension.ts";
+import { readPolicyFile, toolCallVerdict } from "../src/host/pi-extension.ts";
 import { memoryView } from "../src/conformance/tree.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
@@ -52,6 +52,28 @@ describe("claude-gate hook", () => {
     expect(crashed.code).toBe(2);
     expect(crashed.code === 2 && crashed.stderr).toMatch(/^mosaic gate: the gate crashed, so it blocks \(.*no-such-module\.ts/);
     expect(await runHook([], stdin, loadGate), "no policy argument").toEqual({ code: 2, stderr: "mosaic gate: the policy could not be read (no policy file argument)\n" });
+  });
+});
+
+describe("a relative policy path names a file the session can write", () => {
+  // The gate runs in the harness's working directory, the workspace: a relative policy path would
+  // read a policy the session planted there. This one allows everything.
+  const scratch = makeScratch("relative-policy");
+  afterAll(() => scratch.remove());
+  const planted = join(scratch.root, "policy.json");
+  writeFileSync(planted, JSON.stringify({ ...policy, workspace: "/", builtInTools: ["Read", "read"] }));
+  const rel = relative(process.cwd(), planted);
+  const outside = hook("Read", { file_path: "/etc/passwd" });
+
+  it("the hook refuses it and blocks; the same file by its absolute path is read (positive control)", async () => {
+    expect(await runHook([rel], async () => outside, loadGate), "a relative policy argument blocks").toEqual({ code: 2, stderr: `mosaic gate: the policy could not be read (${JSON.stringify(rel)} is not an absolute path)\n` });
+    expect(await runHook([planted], async () => outside, loadGate), "positive control: the planted policy, read, allows").toEqual({ code: 0 });
+  });
+  it("the Pi extension refuses it and blocks every call; by its absolute path it is read (positive control)", () => {
+    const source = readPolicyFile({ MOSAIC_POLICY_FILE: rel });
+    expect(source, "a relative MOSAIC_POLICY_FILE is not read").toEqual({ unreadable: `MOSAIC_POLICY_FILE ${JSON.stringify(rel)} is not an absolute path` });
+    expect(toolCallVerdict(source, "read", { path: "/etc/passwd" }, fs)?.block).toBe(true);
+    expect(toolCallVerdict(readPolicyFile({ MOSAIC_POLICY_FILE: planted }), "read", { path: "/etc/passwd" }, fs), "positive control: the planted policy allows").toBeUndefined();
   });
 });
 

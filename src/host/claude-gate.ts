@@ -50,6 +50,8 @@ export async function runHook(args: readonly string[], stdin: () => Promise<stri
     const file = args[0];
     let policyText: string | { unreadable: string };
     if (file === undefined) policyText = { unreadable: "no policy file argument" };
+    // Relative, it would name a file in Claude Code's working directory: the workspace, which the session writes.
+    else if (!file.startsWith("/")) policyText = { unreadable: `${JSON.stringify(file)} is not an absolute path` }; // safety: gate-hook-relative-policy
     else {
       try {
         policyText = gate.readFile(file);
