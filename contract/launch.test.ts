@@ -125,9 +125,10 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
     expect(hook.command, "a missing, crashing or hanging gate exits 2").toMatch(/ \|\| exit 2$/);
     expect(hook.command).toContain(`'${c.facts.repo}/src/host/claude-gate.ts' '${p.bundleDir}/policy.json'`);
     expect(hook.timeout, "the hook's own timeout outlasts the wrapper's kill").toBeGreaterThan(10 + 2);
-    const mcp = JSON.parse(files["mcp.json"]!) as { mcpServers: Record<string, { type: string; args: string[] }> };
+    const mcp = JSON.parse(files["mcp.json"]!) as { mcpServers: Record<string, { type: string; command: string; args: string[] }> };
     expect(Object.keys(mcp.mcpServers)).toEqual(["mosaic"]);
     expect(mcp.mcpServers.mosaic!.type).toBe("stdio");
+    expect([mcp.mcpServers.mosaic!.command, ...mcp.mcpServers.mosaic!.args], "the MCP server runs on the node the preflight checked, from the checkout").toEqual([c.facts.node.path, `${c.facts.repo}/src/host/mcp-server.ts`]);
     for (const t of tools.tools) expect(t.harnessName).toBe(`mcp__mosaic__${t.name}`);
 
     expect(after("--tools"), "built-in tools only from the limit").toBe((policy.builtInTools as string[]).join(","));
