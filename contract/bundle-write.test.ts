@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -85,6 +85,32 @@ describe("writeBundle", () => {
     expect(thrown(() => writeBundle(dir, { "prompt.md": "x\n", "../escape": "y\n" })).code).toBe("bad-bundle-file");
     expect(existsSync(dir)).toBe(false);
     expect(existsSync(join(root, "escape"))).toBe(false);
+  });
+
+  // Every mode of an existing directory that lets the group or others list, enter or write it.
+  it.each(["710", "720", "740", "750", "770", "730", "701", "702", "704", "707", "703", "755", "777"])("refuses an existing bundle directory with mode %s, writing nothing", (octal) => {
+    const mode = Number.parseInt(octal, 8);
+    const dir = join(root, "existing");
+    mkdirSync(dir);
+    chmodSync(dir, mode);
+    expect(thrown(() => writeBundle(dir, { "prompt.md": "x\n" })).code, "a bundle directory the group or others can enter is refused").toBe("bundle-dir");
+    expect(readdirSync(dir)).toEqual([]);
+    chmodSync(dir, 0o700);
+    writeBundle(dir, { "prompt.md": "x\n" });
+    expect(readdirSync(dir), "positive control: the same directory at 700 is used").toEqual(["prompt.md"]);
+  });
+
+  it("refuses an existing 700 directory owned by another user, who could replace its files after the write", () => {
+    let foreign = "/root";
+    if (process.getuid!() === 0) {
+      foreign = join(root, "foreign");
+      mkdirSync(foreign, { mode: 0o700 });
+      chownSync(foreign, 65534, 65534);
+    }
+    const st = lstatSync(foreign);
+    expect([st.uid !== process.getuid!(), st.mode & 0o077], `${foreign} must be another user's directory at 700 for this arm`).toEqual([true, 0]);
+    expect(thrown(() => writeBundle(foreign, { "prompt.md": "x\n" })).code, "another user's bundle directory is refused").toBe("bundle-dir");
+    expect(existsSync(join(foreign, "prompt.md"))).toBe(false);
   });
 
   it("refuses a directory others can read, or a symlink in its place", () => {

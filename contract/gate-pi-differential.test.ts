@@ -65,6 +65,7 @@ function gateResolve(input: string): string {
 /** Names typed as the model would (NFC, straight apostrophe), on disk only under one other spelling. */
 const ONLY_SPELLINGS = [
   { typed: "Solo 1 PM.png", onDisk: "Solo 1\u202FPM.png" },
+  { typed: "Solo 2 pm.png", onDisk: "Solo 2\u202Fpm.png" },
   { typed: "O'n\u00E9e", onDisk: "O'ne\u0301e" },
   { typed: "Ga\u00EBl's", onDisk: "Ga\u00EBl\u2019s" },
   { typed: "Capture d'\u00E9cran", onDisk: "Capture d\u2019e\u0301cran" },

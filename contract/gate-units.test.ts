@@ -1,14 +1,19 @@
-import { realpathSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { posix } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { decide } from "../src/core/gate/decide.ts";
 import type { FsView } from "../src/core/gate/fs-view.ts";
-import { splitPattern, climbsAfterWildcard } from "../src/core/gate/pattern.ts";
+import { claudeGlobBase, dirnamePosix, splitPattern, climbsAfterWildcard } from "../src/core/gate/pattern.ts";
 import { normalisePiPath, readSpellings } from "../src/core/gate/pi-paths.ts";
 import { MAX_LINKS, resolvePhysical } from "../src/core/gate/resolve.ts";
-import { layOutTree, memoryView, type Tree } from "../src/conformance/tree.ts";
+import { PATH_MAX, layOutTree, memoryView, type Tree } from "../src/conformance/tree.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
+import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { realFsView } from "../src/host/fs-view.ts";
 
-const policy = { workspace: "/ws", home: "/home/s", builtInTools: ["read", "write", "Read", "find"], typedTools: [] };
+const policy = { workspace: "/ws", home: "/home/s", builtInTools: ["read", "write", "Read", "find", "Glob"], typedTools: [] };
 const allowed = (tree: Tree, tool: string, input: unknown) => decide(policy, tool, input, memoryView(tree)).allow;
 
 function chain(n: number): Tree {
@@ -125,6 +130,17 @@ describe("Pi's normalisation", () => {
   });
 });
 
+describe("Pi's AM/PM spelling", () => {
+  it("ignores case, as Pi's does: a lower-case am or pm gets the narrow space too", () => {
+    for (const [name, twin] of [["/ws/x 9.41 am.png", "/ws/x 9.41\u202Fam.png"], ["/ws/x 1 Pm.txt", "/ws/x 1\u202FPm.txt"], ["/ws/x 1 PM.txt", "/ws/x 1\u202FPM.txt"]] as const) {
+      expect(readSpellings(name).find((s) => s.label === "U+202F before AM/PM")?.path, name).toBe(twin);
+    }
+    const tree: Tree = { "/ws/shot 1\u202Fam.png": { link: "/etc/passwd" }, "/etc/passwd": "file" };
+    expect(allowed(tree, "read", { path: "shot 1 am.png" }), "a lower-case twin that links outside").toBe(false);
+    expect(allowed(tree, "write", { path: "shot 1 am.png", content: "x" }), "positive control: write takes the name as given").toBe(true);
+  });
+});
+
 describe("glob patterns", () => {
   it("the fixed prefix stops at the first wildcard segment", () => {
     expect(splitPattern("src/**/*.ts")).toEqual({ prefix: "src", rest: ["**", "*.ts"] });
@@ -136,5 +152,118 @@ describe("glob patterns", () => {
   it('".." after a wildcard is a climb', () => {
     expect(climbsAfterWildcard(splitPattern("**/../x"))).toBe("..");
     expect(climbsAfterWildcard(splitPattern("src/**/x"))).toBe(null);
+  });
+});
+
+describe("glob patterns: the directory Claude Code searches", () => {
+  it("Claude Code 2.1.332's cut: up to the last / before the first * ? [ or {, else the dirname", () => {
+    const cases: Array<[string, string]> = [
+      ["/data/ws/a]b/*", "/data/ws/a]b"],
+      ["/data/ws/c}d/**/*.conf", "/data/ws/c}d"],
+      ["/data/ws/e\\f/*", "/data/ws/e\\f"],
+      ["/data/ws/+(g)/x/*.ts", "/data/ws/+(g)/x"],
+      ["/data/ws/sub/x*.ts", "/data/ws/sub"],
+      ["/a/b{c,d}/e", "/a"],
+      ["/a/[ab]/e", "/a"],
+      ["/*", "/"],
+      ["**/*.ts", ""],
+      ["src/*.ts", "src"],
+      ["/data/ws/sub", "/data/ws"],
+      ["a.txt", "."],
+      ["/", "/"],
+    ];
+    for (const [pattern, base] of cases) expect(claudeGlobBase(pattern), pattern).toBe(base);
+    // The gate's own cut is shorter wherever a ] } \ or extglob comes first.
+    expect(splitPattern("/data/ws/a]b/*").prefix).toBe("/data/ws");
+  });
+  it("dirnamePosix is node's posix dirname", () => {
+    for (const p of ["/a/b", "/a/b/", "/a", "/", "a", "a/b", "a/b//", "//a", "/a//b", "", ".", "..", "../x", "a/"]) expect(dirnamePosix(p), JSON.stringify(p)).toBe(posix.dirname(p));
+  });
+  it("a ] } \\ or extglob name that links outside is refused, though the gate's own prefix stops before it", () => {
+    const tree: Tree = { "/ws/in]side/n.txt": "file", "/etc/passwd": "file" };
+    for (const name of ["a]b", "c}d", "e\\f", "+(g)", "!(h)", "@(i)"]) {
+      const t: Tree = { ...tree, [`/ws/${name}`]: { link: "/etc" } };
+      expect(allowed(t, "Glob", { pattern: `/ws/${name}/*` }), `${name}: Claude Code searches /ws/${name}, a link outside`).toBe(false);
+      expect(allowed(t, "Glob", { pattern: `/ws/in]side/*` }), "positive control: a ] directory inside").toBe(true);
+    }
+  });
+  it("both cuts are checked: the gate's shorter one still refuses a prefix outside", () => {
+    // /etc/a]b links into the workspace: Claude Code would search inside, but /etc is outside.
+    const tree: Tree = { "/etc/a]b": { link: "/ws" }, "/ws/x.txt": "file" };
+    expect(allowed(tree, "Glob", { pattern: "/etc/a]b/*" })).toBe(false);
+    expect(allowed(tree, "Glob", { pattern: "/ws/*" }), "positive control").toBe(true);
+  });
+});
+
+describe("fail-closed branches", () => {
+  it("a policy with no typed tools grants no typed-looking or unknown name", () => {
+    const p = { ...policy, builtInTools: ["read"], typedTools: [] };
+    const fs = memoryView({ "/ws/a.txt": "file" });
+    for (const tool of ["mcp__mosaic__send_message", "send_message", "mcp__mosaic__", "Write", "bash"]) {
+      expect(decide(p, tool, {}, fs), `${tool} with an empty typed-tool list`).toEqual({ allow: false, reason: `${tool} is not one of this session's tools` });
+    }
+    expect(decide({ ...p, builtInTools: [] }, "read", { path: "a.txt" }, fs).allow, "no built-in tools either: read is refused too").toBe(false);
+    expect(decide(p, "read", { path: "a.txt" }, fs), "positive control").toEqual({ allow: true });
+  });
+
+  it("a name the view cannot read (EACCES) is a block naming where, for a read and for a new file under it", () => {
+    const mem = memoryView({ "/ws/locked/x.txt": "file", "/ws/a.txt": "file" });
+    const locked: FsView = { lstat: (p) => (p.startsWith("/ws/locked/") ? { kind: "unreadable", why: "EACCES" } : mem.lstat(p)) };
+    expect(decide(policy, "read", { path: "locked/x.txt" }, locked)).toEqual({ allow: false, reason: `read path: "locked/x.txt" from the workspace's real path, cannot be checked at /ws/locked/x.txt (EACCES)` });
+    expect(decide(policy, "write", { path: "locked/new.txt", content: "x" }, locked).allow, "a new file under it").toBe(false);
+    expect(decide(policy, "read", { path: "locked/x.txt" }, mem).allow, "positive control: the same path, readable").toBe(true);
+  });
+
+  it("on disk, lstat failing with EACCES blocks (checked as a process without DAC override)", () => {
+    const root = `${scratch.root}/eacces`;
+    layOutTree({ "/ws/locked/x.txt": "file", "/ws/open/x.txt": "file" }, root);
+    chmodSync(`${root}/ws/locked`, 0o000);
+    const probe = `${root}/probe.mjs`;
+    writeFileSync(probe, [
+      `import { decide } from ${JSON.stringify(pathToFileURL(`${REPO_ROOT}/src/core/gate/decide.ts`).href)};`,
+      `import { realFsView } from ${JSON.stringify(pathToFileURL(`${REPO_ROOT}/src/host/fs-view.ts`).href)};`,
+      `const p = ${JSON.stringify({ ...policy, workspace: `${root}/ws` })};`,
+      `const d = (path) => decide(p, "read", { path }, realFsView());`,
+      `console.log(JSON.stringify({ locked: d("locked/x.txt"), open: d("open/x.txt") }));`,
+    ].join("\n"));
+    // Root passes every permission check; without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH it does not.
+    const drop = process.getuid?.() === 0 ? ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] : [];
+    const [cmd, ...args] = [...drop, process.execPath, probe];
+    const r = spawnSync(cmd!, args, { encoding: "utf8" });
+    chmodSync(`${root}/ws/locked`, 0o700);
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, { allow: boolean; reason?: string }>;
+    expect(out.locked, "a path the kernel refuses to look up is blocked").toEqual({ allow: false, reason: `read path: "locked/x.txt" from the workspace's real path, cannot be checked at ${root}/ws/locked/x.txt (EACCES)` });
+    expect(out.open, "positive control: the readable twin").toEqual({ allow: true });
+  });
+
+  it("a NUL byte that appears only once a file URL is decoded is a block", () => {
+    const fs = memoryView({ "/ws/a.txt": "file" });
+    const d = decide(policy, "read", { path: "file:///ws/a%00.txt" }, fs);
+    expect(d.allow, "a %00 in a file URL").toBe(false);
+    expect(!d.allow && d.reason).toContain("names a NUL byte once normalised");
+    expect(decide(policy, "read", { path: "file:///ws/a%2Etxt" }, fs), "positive control: another escape").toEqual({ allow: true });
+  });
+
+  it("a path of PATH_MAX bytes or more cannot be checked, in memory as on disk", () => {
+    const root = `${scratch.root}/pathmax`;
+    // As many 200-byte directories as fit below PATH_MAX with ok.txt, wherever the scratch root lies;
+    // then one name (at most 206 bytes, under NAME_MAX) that takes the path to PATH_MAX.
+    const base = Buffer.byteLength(`${root}/ws`);
+    const n = Math.floor((PATH_MAX - 1 - base - "/ok.txt".length) / 201);
+    const dirs = Array.from({ length: n }, () => "d".repeat(200)).join("/");
+    const tree: Tree = { [`/ws/${dirs}/ok.txt`]: "file" };
+    layOutTree(tree, root);
+    const p = { ...policy, workspace: `${root}/ws` };
+    const long = `${dirs}/${"x".repeat(PATH_MAX - base - n * 201 - 1)}`;
+    expect(Buffer.byteLength(long.slice(long.lastIndexOf("/") + 1)), "the last name is within NAME_MAX").toBeLessThanOrEqual(255);
+    expect(Buffer.byteLength(`${root}/ws/${long}`), "the path reaches PATH_MAX").toBeGreaterThanOrEqual(PATH_MAX);
+    const mem = memoryView(tree, root);
+    const disk = realFsView();
+    const onDisk = decide(p, "write", { path: long, content: "x" }, disk);
+    expect(onDisk.allow, "the kernel says ENAMETOOLONG").toBe(false);
+    expect(decide(p, "write", { path: long, content: "x" }, mem), "memory agrees with disk").toEqual(onDisk);
+    expect(decide(p, "read", { path: `${dirs}/ok.txt` }, mem), "positive control: a shorter path in the same tree").toEqual(decide(p, "read", { path: `${dirs}/ok.txt` }, disk));
+    expect(decide(p, "read", { path: `${dirs}/ok.txt` }, disk).allow).toBe(true);
   });
 });

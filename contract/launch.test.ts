@@ -8,7 +8,7 @@ import { FOUNDER_ENV } from "../src/core/session/env.ts";
 import { normalise } from "../src/conformance/golden.ts";
 import { jsonBody, matchGolden } from "../src/conformance/golden-expect.ts";
 import { STAND_IN, launchPlaceholders, loadCase, loadCases, type LaunchCase } from "./support/launch-cases.ts";
-import { POLICY_FIELDS, SEED_BUNDLE_FILES, SEED_S0_LINES } from "./oracles/launch-seed-tables.ts";
+import { POLICY_FIELDS, SEED_BUNDLE_FILES, SEED_S0_LINES, SEED_TOOL_GRANTS } from "./oracles/launch-seed-tables.ts";
 
 const CASES = loadCases();
 const LAUNCHES = CASES.filter((c) => c.refuses === undefined);
@@ -82,6 +82,11 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
   expect(policy.home).toBe(`${c.facts.runDir}/home`);
   expect(policy.credentials, "credential status is metadata only").toEqual({ set: p.credentialSet });
 
+  const granted = new Set(c.instance.limits.tools.flatMap((t) => SEED_TOOL_GRANTS[p.harness][t] ?? []));
+  expect([...(policy.builtInTools as string[])].sort(), "built-in tools are exactly what the tool limit grants").toEqual([...granted].sort());
+  const bash = p.harness === "pi" ? "bash" : "Bash";
+  expect((policy.builtInTools as string[]).includes(bash), `${bash} only when the tool limit grants bash`).toBe(c.instance.limits.tools.includes("bash"));
+
   const tools = JSON.parse(files["tools.json"]!) as { tools: { name: string; harnessName: string }[] };
   const manifest = JSON.parse(files["manifest.json"]!) as Record<string, unknown>;
   expect(tools.tools.map((t) => t.harnessName), "policy.json's typed tools are tools.json's").toEqual(policy.typedTools);
@@ -120,14 +125,16 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
     expect(hook.command, "a missing, crashing or hanging gate exits 2").toMatch(/ \|\| exit 2$/);
     expect(hook.command).toContain(`'${c.facts.repo}/src/host/claude-gate.ts' '${p.bundleDir}/policy.json'`);
     expect(hook.timeout, "the hook's own timeout outlasts the wrapper's kill").toBeGreaterThan(10 + 2);
-    const mcp = JSON.parse(files["mcp.json"]!) as { mcpServers: Record<string, { type: string; args: string[] }> };
+    const mcp = JSON.parse(files["mcp.json"]!) as { mcpServers: Record<string, { type: string; command: string; args: string[] }> };
     expect(Object.keys(mcp.mcpServers)).toEqual(["mosaic"]);
     expect(mcp.mcpServers.mosaic!.type).toBe("stdio");
+    expect([mcp.mcpServers.mosaic!.command, ...mcp.mcpServers.mosaic!.args], "the MCP server runs on the node the preflight checked, from the checkout").toEqual([c.facts.node.path, `${c.facts.repo}/src/host/mcp-server.ts`]);
     for (const t of tools.tools) expect(t.harnessName).toBe(`mcp__mosaic__${t.name}`);
 
     expect(after("--tools"), "built-in tools only from the limit").toBe((policy.builtInTools as string[]).join(","));
     expect(after("--settings")).toBe(`${p.bundleDir}/settings.json`);
     expect(after("--setting-sources"), "no user, project or local settings load").toBe("");
+    expect(argv, "--restricted keeps CLAUDE.md files and auto-memory out of the prompt").toContain("--restricted");
     expect(argv, "only the bundle's MCP server").toContain("--strict-mcp-config");
     expect(after("--mcp-config")).toBe(`${p.bundleDir}/mcp.json`);
     expect(after("--effort")).toBe(p.thinking);
@@ -136,6 +143,7 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
     expect(argv).not.toContain("--dangerously-skip-permissions");
     expect(p.adapter.env.MCP_CONNECTION_NONBLOCKING).toBe("0");
     expect(p.adapter.env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).toBe("1");
+    expect(p.turnEnd, "only a final result line is a turn; empty output fails").toMatchObject({ kind: "result-line", emptyOutputFails: true });
   } else {
     expect(argv.slice(0, 2), "pi runs on the node the preflight checked, not on PATH's").toEqual([c.facts.node.path, c.facts.binaries.pi.path]);
     for (const f of ["-p", "--no-session", "--offline", "-nc", "-ns", "-ne"]) expect(argv, f).toContain(f);
@@ -145,6 +153,9 @@ function assertPlanInvariants(c: LaunchCase, p: LaunchPlan): void {
     expect(argv, "Pi's tool allowlist is set").toContain("--tools");
     expect(after("--tools")!.split(","), "Pi's allowlist covers built-ins and typed tools").toEqual([...(policy.builtInTools as string[]), ...(policy.typedTools as string[])]);
     expect(p.adapter.env.PI_CODING_AGENT_DIR).toBe(`${c.facts.runDir}/session/pi-agent`);
+    expect(p.adapter.env.PI_OFFLINE, "no network at Pi's startup, besides --offline").toBe("1");
+    expect(p.turnEnd, "a Pi turn counts only with the marker written at agent_end").toMatchObject({ kind: "marker", file: `${c.facts.runDir}/turn.done`, writtenAt: "agent_end" });
+    expect(p.adapter.env.MOSAIC_TURN_MARKER, "the extension writes the marker the runner waits for").toBe(p.turnEnd.kind === "marker" ? p.turnEnd.file : "");
   }
 }
 

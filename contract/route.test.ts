@@ -8,8 +8,8 @@ import { FOUNDER_ENV } from "../src/core/session/env.ts";
 import { isMosaicError } from "../src/core/errors.ts";
 import { matchGolden } from "../src/conformance/golden-expect.ts";
 import { STAND_IN, loadCase, type LaunchCase } from "./support/launch-cases.ts";
-import { SEED_CREDENTIAL_SETS } from "./oracles/seed-tables.ts";
-import { SEED_REFUSAL_CODES, SEED_ROUTE_CHECK_ORDER, SEED_S0_LINES, SEED_THINKING } from "./oracles/launch-seed-tables.ts";
+import { FOUNDER_ENV_ORACLE, SEED_CREDENTIAL_SETS } from "./oracles/seed-tables.ts";
+import { SEED_REFUSAL_CODES, SEED_ROUTE_CHECK_ORDER, SEED_S0_LINES, SEED_THINKING, SEED_TOOL_GRANTS } from "./oracles/launch-seed-tables.ts";
 
 const decide = (c: LaunchCase): LaunchDecision => decideLaunch(c.instance, c.settings, c.facts, c.env);
 const outcome = (c: LaunchCase): string => {
@@ -27,6 +27,20 @@ describe("harness modules (seed 003)", () => {
     expect(m.name).toBe(name);
     expect({ levels: m.thinkingLevels, required: m.thinkingRequired }).toEqual(SEED_THINKING[name]);
     expect(m.reliesOn).toEqual(SEED_S0_LINES[name]);
+  });
+  it.each(["pi", "claude-code"] as const)("%s: built-in tools are the tool limit's, and bash only where the limit grants it", (name) => {
+    const m = loadHarness(name)!;
+    const grants = SEED_TOOL_GRANTS[name];
+    const names = Object.keys(grants);
+    // Every subset of the seven neutral names.
+    for (let mask = 0; mask < 1 << names.length; mask++) {
+      const limit = names.filter((_, i) => (mask & (1 << i)) !== 0);
+      const want = [...new Set(limit.flatMap((n) => grants[n]!))].sort();
+      expect([...m.builtInTools(limit)].sort(), `limit [${limit.join(",")}]`).toEqual(want);
+    }
+    const bash = name === "pi" ? "bash" : "Bash";
+    expect(m.builtInTools(names.filter((n) => n !== "bash")), `${bash} only where the limit grants bash`).not.toContain(bash);
+    expect(m.builtInTools(["bash"]), "positive control").toEqual([bash]);
   });
   it("Claude Code typed tools are mcp__mosaic__<tool>; Pi's keep their names", () => {
     expect(loadHarness("claude-code")!.typedToolName("raise_decision")).toBe("mcp__mosaic__raise_decision");
@@ -173,16 +187,47 @@ describe("session checks", () => {
   });
 
   it("founder-credentials: every FOUNDER_ENV variable stops the launch, even set empty", () => {
-    for (const f of FOUNDER_ENV) {
+    for (const name of new Set([...FOUNDER_ENV.map((f) => f.name), ...FOUNDER_ENV_ORACLE])) {
       const c = loadCase("pi-coder");
-      c.env[f.name] = "";
+      c.env[name] = "";
       const d = decide(c);
-      expect(d.kind === "refuse" && [d.code, d.message.includes(f.name)], f.name).toEqual(["founder-credentials", true]);
+      expect(d.kind === "refuse" && [d.code, d.message.includes(name)], name).toEqual(["founder-credentials", true]);
     }
     const c = loadCase("refuse-founder-credentials");
     delete c.env.GH_TOKEN;
     delete c.env.SSH_AUTH_SOCK;
     expect(outcome(c), "positive control: without them it launches").toBe("launch primary pi");
+  });
+});
+
+/**
+ * Every refusal that can apply to either harness, made from each harness's healthy example by one
+ * change, so a check that covers one harness only is caught. harness-refused names no harness
+ * module, and no-session-credential is Claude Code's alone (Pi's launch without one is above).
+ */
+const PER_HARNESS_REFUSALS: ReadonlyArray<[code: string, patch: (c: LaunchCase, h: "pi" | "claude-code") => void]> = [
+  ["partial-fallback", (c) => { c.instance.vars.fallback = { model: "claude-sonnet-4-5" }; }],
+  ["no-route", (c) => { delete c.instance.vars.model; }],
+  ["harness-off", (c, h) => { c.settings = { ...c.settings, plugins: { harness: [h === "pi" ? "claude-code" : "pi"] } }; }],
+  // "off" is one of Pi's levels but not Claude Code's; "ultra" is neither's.
+  ["thinking-unsupported", (c, h) => { c.instance.vars.thinking = h === "pi" ? "ultra" : "off"; }],
+  ["unknown-model", (c) => { c.instance.vars.model = "gpt-4o"; }],
+  ["preflight", (c, h) => { c.facts.binaries[h].exists = false; }],
+  ["sandbox-unavailable", (c) => { c.facts.sandboxProblem = "bwrap: No permissions to create new namespace"; }],
+  ["founder-credentials", (c) => { c.env.GH_TOKEN = ""; }],
+];
+const HEALTHY = { pi: "pi-coder", "claude-code": "claude-coder" } as const;
+
+describe("each refusal, for both harnesses", () => {
+  it("the table covers every code but the two that cannot apply to both", () => {
+    expect([...PER_HARNESS_REFUSALS.map(([code]) => code), "harness-refused", "no-session-credential"].sort()).toEqual(REFUSALS.map((r) => r.code).sort());
+  });
+  const rows = PER_HARNESS_REFUSALS.flatMap(([code, patch]) => (["pi", "claude-code"] as const).map((h) => [h, code, patch] as const));
+  it.each(rows)("%s refuses with %s", (h, code, patch) => {
+    const c = loadCase(HEALTHY[h]);
+    expect(outcome(c), "positive control: the unchanged example launches").toBe(`launch primary ${h}`);
+    patch(c, h);
+    expect(outcome(c), `${h}: ${code}`).toBe(code);
   });
 });
 

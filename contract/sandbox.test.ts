@@ -42,7 +42,21 @@ function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bind[], ar
   }
   expect(table.some((b) => b.row === "node-modules"), "node_modules only for Pi").toBe(spec.harness === "pi");
   expect(table.every((b) => b.why.length > 0), "every bind has a why").toBe(true);
+  const writable = new Set([spec.workspace, spec.runDir, "/tmp"]);
+  for (const b of table) {
+    if (writable.has(b.inside)) continue;
+    expect(["ro", "symlink", "private"], `${b.inside} is read-only: only the workspace, the run directory and the private /tmp are writable`).toContain(b.mode);
+  }
+  for (const p of ["/dev", "/proc"]) {
+    const b = table.find((x) => x.inside === p);
+    expect(b && [b.source, b.mode], `${p} is the sandbox's own, not the host's`).toEqual([null, "private"]);
+  }
 
+  const rwDests = argv.flatMap((t, i) => (t === "--bind" ? [argv[i + 2]] : []));
+  expect(rwDests.sort(), "argv binds only the workspace, the run directory and /tmp read-write").toEqual([...writable].sort());
+  expect(argv.filter((t) => t === "--dev-bind" || t === "--dev-bind-try" || t === "--bind-try"), "no host devices, no optional binds").toEqual([]);
+  expect(argv.slice(argv.indexOf("--dev"), argv.indexOf("--dev") + 2), "a private /dev").toEqual(["--dev", "/dev"]);
+  expect(argv.slice(argv.indexOf("--proc"), argv.indexOf("--proc") + 2), "a /proc of the session's own PID namespace").toEqual(["--proc", "/proc"]);
   const remount = argv.indexOf("--remount-ro");
   expect(argv[remount + 1]).toBe("/");
   expect(remount, "--remount-ro / comes after every bind").toBeGreaterThan(lastBindIndex(argv));

@@ -20,6 +20,18 @@ describe("typed tool catalog (seed 000, Typed tools)", () => {
     expect(selectTools(["task.update"]).map((t) => t.name)).not.toContain("launch");
     expect(selectTools(["launch"]).map((t) => t.name)).toContain("launch");
   });
+  it("a tool an action grants calls that action's verb; the tools every session gets call only reads and decision.raise", () => {
+    for (const t of TOOL_CATALOG) {
+      if ("action" in t.grant) expect(t.via, t.name).toEqual(t.grant.action === "launch" ? { launchSocket: true } : { broker: t.grant.action });
+    }
+    // Hand-typed: what a session holding no action can reach on the bus.
+    expect(selectTools([]).map((t) => [t.name, t.via])).toEqual([
+      ["read_messages", { broker: "message.list" }],
+      ["read_task", { broker: "task.get" }],
+      ["list_tasks", { broker: "task.list" }],
+      ["raise_decision", { broker: "decision.raise" }],
+    ]);
+  });
   it("a session with no actions gets the reads and raise_decision only", () => {
     expect(selectTools([]).map((t) => t.name)).toEqual(EVERY_SESSION);
   });

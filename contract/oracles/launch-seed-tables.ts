@@ -42,3 +42,13 @@ export const SEED_BUNDLE_FILES: Readonly<Record<"pi" | "claude-code", readonly s
 
 /** The fields of src/core/policy.ts's Policy, which the gate reads (typed by hand). */
 export const POLICY_FIELDS: readonly string[] = ["builtInTools", "credentials", "harness", "home", "network", "services", "typedTools", "workspace"];
+
+/**
+ * Issue 3 and baselines/README.md: the built-in tools each neutral tool-limit name grants. Claude
+ * Code 2.1.332 has no Grep, Glob or LS built-in, so grep, find and ls grant it nothing; its Bash
+ * comes only from bash.
+ */
+export const SEED_TOOL_GRANTS: Readonly<Record<"pi" | "claude-code", Readonly<Record<string, readonly string[]>>>> = {
+  pi: { read: ["read"], edit: ["edit"], write: ["write"], bash: ["bash"], grep: ["grep"], find: ["find"], ls: ["ls"] },
+  "claude-code": { read: ["Read"], edit: ["Edit"], write: ["Write"], bash: ["Bash"], grep: [], find: [], ls: [] },
+};

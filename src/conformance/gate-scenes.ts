@@ -65,7 +65,19 @@ const PLAIN_TREE: Tree = {
   "/data/ws/it\u2019s.txt": "file",
   "/data/ws/d\u2019e\u0301te\u0301.txt": { link: "/etc/passwd" },
   "/data/ws/l\u2019e\u0301te\u0301.txt": "file",
+  "/data/ws/shot 10.00.00\u202Fam.png": { link: "/etc/passwd" },
+  "/data/ws/lunch 1\u202Fpm.txt": "file",
   "/data/ws/nb.ipynb": "file",
+  // Names Claude Code's Glob reads as plain (only * ? [ { end its fixed part), each a link out.
+  "/data/ws/a]b": { link: "/etc" },
+  "/data/ws/c}d": { link: "/etc" },
+  "/data/ws/e\\f": { link: "/etc" },
+  "/data/ws/+(g)": { link: "/etc" },
+  "/data/ws/!(h)": { link: "/etc" },
+  "/data/ws/@(i)": { link: "/etc" },
+  "/data/ws/in]side/n.txt": "file",
+  // A name of 255 bytes is the longest there can be.
+  [`/data/ws/${"n".repeat(255)}`]: "file",
   "/data/ws-evil/x.txt": "file",
   "/data/other/secret.txt": "file",
   "/etc/passwd": "file",
@@ -173,6 +185,8 @@ const PLAIN: GateScene = {
     c("read", { path: "file:///data/ws/%2e%2e/other/secret.txt" }, "block", "an escaped .. is still .."),
     c("read", { path: "file:///data/ws/x%2Fy" }, "block", "an escaped / is refused, as node does"),
     c("read", { path: "@file:///etc/passwd" }, "block", "@ then a file URL"),
+    c("read", { path: "file:///data/ws/a%00.txt" }, "block", "a %00 that decodes to a NUL byte"),
+    c("Write", { file_path: "/data/ws/a\u0000.txt", content: "x" }, "block", "a NUL byte as given"),
     // Unicode spaces
     c("read", { path: "x\u00A0y" }, "block", "a no-break space becomes a space: Pi opens 'x y', a link outside"),
     c("read", { path: "x\u3000y" }, "block", "an ideographic space, likewise"),
@@ -193,6 +207,9 @@ const PLAIN: GateScene = {
     c("Read", { file_path: "/data/ws/d'\u00E9t\u00E9.txt" }, "block", "the same through Claude Code's Read"),
     c("read", { path: "l'\u00E9t\u00E9.txt" }, "allow", "its NFD+U+2019 spelling is a file inside (positive control)"),
     c("read", { path: "nothing 1 PM.txt" }, "allow", "no spelling exists: nothing else to check"),
+    c("read", { path: "shot 10.00.00 am.png" }, "block", "Pi's AM/PM spelling ignores case: its U+202F am twin is a link outside"),
+    c("Read", { file_path: "/data/ws/shot 10.00.00 am.png" }, "block", "the same through Claude Code's Read"),
+    c("read", { path: "lunch 1 pm.txt" }, "allow", "its U+202F pm twin is a file inside (positive control)"),
     // find / Glob patterns
     c("find", { pattern: "*.txt" }, "allow", "a pattern with no fixed prefix"),
     c("find", { pattern: "sub/**/*.txt" }, "allow", "a fixed prefix inside"),
@@ -212,6 +229,18 @@ const PLAIN: GateScene = {
     c("Glob", { pattern: "/data/**" }, "block", "Glob, absolute prefix outside"),
     c("Glob", { pattern: "~/.ssh/*" }, "block", "Glob, a ~ prefix"),
     c("Glob", { pattern: "**/*", path: "/etc" }, "block", "Glob's path outside"),
+    // The fixed part Claude Code's Glob searches is longer than the gate's own cut
+    c("Glob", { pattern: "/data/ws/a]b/*" }, "block", "Claude Code searches /data/ws/a]b (] does not end its fixed part), a link outside"),
+    c("Glob", { pattern: "/data/ws/c}d/**/*.conf" }, "block", "} does not end it either"),
+    c("Glob", { pattern: "/data/ws/e\\f/*" }, "block", "nor a backslash"),
+    c("Glob", { pattern: "/data/ws/+(g)/*" }, "block", "nor an extglob +( )"),
+    c("Glob", { pattern: "/data/ws/!(h)/*.txt" }, "block", "nor !( )"),
+    c("Glob", { pattern: "/data/ws/@(i)/**" }, "block", "nor @( )"),
+    c("find", { pattern: "/data/ws/a]b/*" }, "block", "Pi's find gets the same check (fail closed)"),
+    c("Glob", { pattern: "a]b/*", path: "/data/ws" }, "block", "relative, under the path: stricter than Claude Code, which walks the path without following the link"),
+    c("Glob", { pattern: "/data/ws/in]side/*.txt" }, "allow", "a ] directory inside (positive control)"),
+    c("Glob", { pattern: "/data/ws/sub" }, "allow", "no wildcard: Claude Code searches its dirname, the workspace"),
+    c("Glob", { pattern: "/data/ws" }, "block", "no wildcard: Claude Code searches its dirname, /data, for names matching ws"),
     c("Grep", { pattern: "root", path: "/etc/passwd" }, "block", "Grep's path outside"),
     c("Grep", { pattern: "root", path: "/data/ws/sub" }, "allow", "Grep's path inside"),
   ],
@@ -314,11 +343,51 @@ const NO_WORKSPACE: GateScene = {
   ],
 };
 
-export const GATE_SCENES: readonly GateScene[] = [PLAIN, DATA_ROOT_LINK, WORKSPACE_LINK, APOSTROPHE_WORKSPACE, HOME_IN_WORKSPACE, NO_WORKSPACE];
+const LONG = "n".repeat(255);
 
-/** Non-ASCII and control characters as \u escapes, so a golden shows what is invisible. */
+const LONG_NAMES: GateScene = {
+  name: "long-names",
+  what: "names at and past Linux's NAME_MAX (255 bytes): the kernel's ENAMETOOLONG is a block",
+  tree: { [`/data/ws/${LONG}`]: "file", "/data/ws/sub/a.txt": "file" },
+  policy: policyFor("/data/ws", "/run/home"),
+  cases: [
+    c("read", { path: LONG }, "allow", "a 255-byte name that exists"),
+    c("write", { path: `sub/${"m".repeat(255)}`, content: "x" }, "allow", "a new 255-byte name"),
+    c("write", { path: `sub/${"m".repeat(256)}`, content: "x" }, "block", "256 bytes: the kernel cannot look it up"),
+    c("write", { path: `sub/${"\u00E9".repeat(128)}`, content: "x" }, "block", "128 characters, 256 bytes in UTF-8"),
+    c("write", { path: `sub/${"\u00E9".repeat(127)}x`, content: "x" }, "allow", "255 bytes in UTF-8 (positive control)"),
+    c("Write", { file_path: `/data/ws/${"m".repeat(300)}/x.txt`, content: "x" }, "block", "a directory name too long, Claude Code"),
+    c("write", { path: `gone/${"m".repeat(300)}`, content: "x" }, "allow", "under a missing directory the lookup stops there first, as the kernel's does"),
+  ],
+};
+
+const NO_TYPED_TOOLS: GateScene = {
+  name: "no-typed-tools",
+  what: "a policy with two built-in tools and no typed tools: every other name is blocked",
+  tree: { "/data/ws/a.txt": "file" },
+  policy: { workspace: "/data/ws", home: "/run/home", builtInTools: ["read", "Read"], typedTools: [] },
+  cases: [
+    c("read", { path: "a.txt" }, "allow", "a built-in tool of the policy (positive control)"),
+    c("mcp__mosaic__send_message", { to: "pm", body: "hi" }, "block", "a typed tool's name, with no typed tools"),
+    c("send_message", { to: "pm", body: "hi" }, "block", "likewise, Pi's spelling"),
+    c("mcp__mosaic__", {}, "block", "the bare prefix"),
+    c("bash", { command: "true" }, "block", "a built-in tool the policy does not list"),
+    c("Bash", { command: "true" }, "block", "likewise, Claude Code's"),
+    c("write", { path: "a.txt", content: "x" }, "block", "a file tool the policy does not list"),
+    c("", {}, "block", "the empty name"),
+  ],
+};
+
+export const GATE_SCENES: readonly GateScene[] = [PLAIN, DATA_ROOT_LINK, WORKSPACE_LINK, APOSTROPHE_WORKSPACE, HOME_IN_WORKSPACE, NO_WORKSPACE, LONG_NAMES, NO_TYPED_TOOLS];
+
+/**
+ * Non-ASCII and control characters as \u escapes, so a golden shows what is invisible; a run of
+ * 20 or more of one character as that character and its count, e.g. n{x255}.
+ */
 export function visible(s: string): string {
-  return s.replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`);
+  return s
+    .replace(/(.)\1{19,}/gsu, (run, ch: string) => `${ch}{x${[...run].length}}`)
+    .replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`);
 }
 
 export function renderTree(tree: Tree): string[] {

@@ -50,6 +50,8 @@ export async function runHook(args: readonly string[], stdin: () => Promise<stri
     const file = args[0];
     let policyText: string | { unreadable: string };
     if (file === undefined) policyText = { unreadable: "no policy file argument" };
+    // Relative, it would name a file in Claude Code's working directory: the workspace, which the session writes.
+    else if (!file.startsWith("/")) policyText = { unreadable: `${JSON.stringify(file)} is not an absolute path` }; // safety: gate-hook-relative-policy
     else {
       try {
         policyText = gate.readFile(file);
@@ -73,13 +75,15 @@ async function readStdin(): Promise<string> {
 async function main(): Promise<void> {
   // Until the verdict is in, the answer is "block": an early exit must never leave exit code 0
   // (or Node's 1 for an uncaught error, which Claude Code treats as a non-blocking error).
-  process.exitCode = 2;
+  // A module graph that never settles would otherwise end with Node's 13.
+  process.exitCode = 2; // safety: gate-hook-exit-not-preset
   const crash = (e: unknown) => {
     process.stderr.write(`mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n`);
     process.exit(2);
   };
-  process.on("uncaughtException", crash);
-  process.on("unhandledRejection", crash);
+  process.on("uncaughtException", crash); // safety: gate-hook-uncaught-ignored
+  // Node's own handling of a rejection is a flag away from a warning (--unhandled-rejections=warn).
+  process.on("unhandledRejection", crash); // safety: gate-hook-rejection-ignored
   const out = await runHook(process.argv.slice(2), readStdin, loadGate);
   if (out.code === 2) process.stderr.write(out.stderr);
   process.exitCode = out.code;

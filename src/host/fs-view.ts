@@ -17,6 +17,6 @@ function lstatReal(path: string): FsEntry {
     const code = (e as NodeJS.ErrnoException).code;
     // A name under a file: the kernel says ENOTDIR; for the gate there is nothing there.
     if (code === "ENOTDIR") return { kind: "missing" };
-    return { kind: "unreadable", why: code ?? String(e) };
+    return { kind: "unreadable", why: code ?? String(e) }; // safety: fs-view-error-as-missing
   }
 }

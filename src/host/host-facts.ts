@@ -8,7 +8,7 @@ import { TOP_LINKS, type HostFacts, type TopEntry } from "../core/sandbox/types.
 export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwrap?: string }): HostFacts {
   const env = opts.env ?? process.env;
   const top = Object.fromEntries(TOP_LINKS.map((p) => [p, readTop(p)])) as HostFacts["top"];
-  const claudePath = env.MOSAIC_CLAUDE_BIN || findOnPath("claude", env.PATH ?? "");
+  const claudePath = claudeOnHost(env);
   return {
     top,
     node: { path: process.execPath, realPath: realpathSync(process.execPath) },
@@ -17,6 +17,16 @@ export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwr
     home: env.HOME ?? homedir(),
     bwrapVersion: readBwrapVersion(opts.bwrap ?? "bwrap"),
   };
+}
+
+/**
+ * MOSAIC_CLAUDE_BIN when set, else claude on PATH. A relative pin names nothing here: it is not
+ * resolved against the host's working directory, bound or run, and the preflight refuses it.
+ */
+function claudeOnHost(env: NodeJS.ProcessEnv): string | undefined {
+  const pinned = env.MOSAIC_CLAUDE_BIN ?? "";
+  if (pinned === "") return findOnPath("claude", env.PATH ?? "");
+  return pinned.startsWith("/") ? pinned : undefined; // safety: host-facts-relative-claude
 }
 
 function readTop(p: string): TopEntry {
@@ -41,7 +51,7 @@ function safeRealpath(p: string): string {
 /** The first regular file called name in an absolute PATH directory; relative entries are never searched. */
 export function findOnPath(name: string, path: string): string | undefined {
   for (const dir of path.split(":")) {
-    if (!dir.startsWith("/")) continue;
+    if (!dir.startsWith("/")) continue; // safety: path-relative-dir-searched
     try {
       if (statSync(join(dir, name)).isFile()) return join(dir, name);
     } catch {

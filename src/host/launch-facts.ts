@@ -38,7 +38,7 @@ export function readSourceDigests(repo: string): SourceDigests {
 /** Whether the binary exists, is executable and answers its version probe. A relative path is never run. */
 export function readBinaryFacts(harness: Harness, path: string): BinaryFacts {
   const facts: BinaryFacts = { path, exists: false, executable: false, runs: false, version: null };
-  if (!path.startsWith("/")) return facts;
+  if (!path.startsWith("/")) return facts; // safety: relative-binary-run
   try {
     facts.exists = statSync(path).isFile();
     accessSync(path, constants.X_OK);

@@ -21,6 +21,8 @@ export type PolicySource = { policy: unknown } | { unreadable: string };
 export function readPolicyFile(env: NodeJS.ProcessEnv): PolicySource {
   const file = env[POLICY_ENV];
   if (file === undefined || file === "") return { unreadable: `${POLICY_ENV} is not set` };
+  // Relative, it would name a file in Pi's working directory: the workspace, which the session writes.
+  if (!file.startsWith("/")) return { unreadable: `${POLICY_ENV} ${JSON.stringify(file)} is not an absolute path` }; // safety: gate-pi-relative-policy
   try {
     return { policy: JSON.parse(readFileSync(file, "utf8")) };
   } catch (e) {

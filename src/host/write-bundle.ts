@@ -12,7 +12,10 @@ function errnoOf(e: unknown): string | undefined {
   return typeof e === "object" && e !== null ? ((e as { code?: unknown }).code as string | undefined) : undefined;
 }
 
-/** Creates dir 0700, or accepts an existing one only when it is a real directory no one else can read. Returns whether it made it. */
+/**
+ * Creates dir 0700, or accepts an existing one only when it is a real directory of this user that
+ * no one else can enter. Its owner could replace policy.json after the write. Returns whether it made it.
+ */
 function ensureDir(dir: string): boolean {
   try {
     mkdirSync(dir, { mode: BUNDLE_DIR_MODE });
@@ -20,9 +23,11 @@ function ensureDir(dir: string): boolean {
   } catch (e) {
     if (errnoOf(e) !== "EEXIST") throw e;
   }
-  const st = lstatSync(dir);
+  const st = lstatSync(dir); // safety: bundle-dir-symlink-followed
   if (!st.isDirectory()) throw new MosaicError("bundle-dir", dir, "exists and is not a directory (a symlink is refused too)");
-  if ((st.mode & 0o077) !== 0) throw new MosaicError("bundle-dir", dir, `has mode ${(st.mode & 0o777).toString(8)}; a bundle directory must be 700`);
+  if ((st.mode & 0o077) !== 0) throw new MosaicError("bundle-dir", dir, `has mode ${(st.mode & 0o777).toString(8)}; a bundle directory must be 700`); // safety: bundle-dir-open-accepted
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) throw new MosaicError("bundle-dir", dir, `is owned by uid ${st.uid}, not this user (uid ${uid}), who could replace its files after the write`); // safety: bundle-dir-foreign-owner
   return false;
 }
 

@@ -96,7 +96,8 @@ export function claudeCommand(inp: AdapterInput): AdapterCommand {
     "--effort", route.thinking,
     "--settings", `${b}/settings.json`,
     "--setting-sources", "", // safety: setting-sources-dropped
-    "--restricted",
+    // No CLAUDE.md file (user, parent, workspace) or auto-memory in the prompt; file tools kept to the working directory.
+    "--restricted", // safety: restricted-dropped
     "--mcp-config", `${b}/mcp.json`,
     "--strict-mcp-config", // safety: strict-mcp-dropped
     "--tools", builtIns.join(","), // safety: claude-tools-unlimited

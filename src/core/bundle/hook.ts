@@ -1,6 +1,6 @@
 /** Quotes one word for /bin/sh: single quotes, with any ' spelled '\''. */
 export function shQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
+  return `'${word.replaceAll("'", `'\\''`)}'`; // safety: hook-quote-unescaped
 }
 
 /** Seconds the gate gets before timeout sends TERM, then KILL 2 s later. */

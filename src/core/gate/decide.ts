@@ -1,7 +1,7 @@
 import { isAbsolute, isWithin } from "../paths.ts";
 import { fileTool, type PathField } from "./file-tools.ts";
 import type { FsEntry, FsView } from "./fs-view.ts";
-import { climbsAfterWildcard, splitPattern } from "./pattern.ts";
+import { claudeGlobBase, climbsAfterWildcard, splitPattern } from "./pattern.ts";
 import { normaliseAbsolute, normalisePiPath, readSpellings, resolveLexical } from "./pi-paths.ts";
 import { readGatePolicy, type GatePolicy } from "./policy-shape.ts";
 import { resolvePhysical, type Resolution } from "./resolve.ts";
@@ -41,7 +41,8 @@ function decideCall(rawPolicy: unknown, tool: unknown, input: unknown, rawFs: Fs
   const policy = readGatePolicy(rawPolicy);
   if ("malformed" in policy) return block(`the policy is malformed: ${policy.malformed}`);
   if (typeof tool !== "string") return block("the tool name is not a string");
-  // safety: gate-unknown-tool
+  // An empty typed-tool list grants no name: it is not "any".
+  // safety: gate-unknown-tool // safety: gate-empty-typed-allows
   if (!policy.builtInTools.includes(tool) && !policy.typedTools.includes(tool)) return block(`${tool} is not one of this session's tools`);
   if (typeof input !== "object" || input === null || Array.isArray(input)) return block(`${tool}: the input is not a JSON object`);
   const ft = fileTool(tool);
@@ -67,15 +68,22 @@ function checkField(ctx: Ctx, f: PathField, args: Record<string, unknown>, spell
   const parts = splitPattern(v);
   const climb = climbsAfterWildcard(parts);
   if (climb !== null) return `${JSON.stringify(v)} has ".." after a wildcard (${JSON.stringify(climb)}), which could climb out`;
-  if (parts.prefix === "") return null;
-  // The prefix names a path on its own (a tool may expand ~ in it) and, when the tool has a path
-  // argument, under that path too.
-  const targets = [parts.prefix];
-  if (typeof args.path === "string" && !isAbsolute(parts.prefix)) targets.push(`${args.path}/${parts.prefix}`);
-  for (const t of targets) {
-    // safety: gate-no-pattern-prefix
-    const problem = checkPath(ctx, t, false);
-    if (problem !== null) return `${JSON.stringify(v)}: its fixed prefix ${problem}`;
+  // Two fixed parts: the gate's own short cut, and the longer one Claude Code's Glob searches
+  // (a ] } \ or extglob does not end it), which may go through a link the short one stops before.
+  const bases = [{ what: "its fixed prefix", base: parts.prefix }];
+  // safety: gate-glob-base-unchecked
+  bases.push({ what: "its fixed part as Claude Code's Glob cuts it,", base: claudeGlobBase(v) });
+  for (const { what, base } of bases) {
+    if (base === "") continue;
+    // A base names a path on its own (a tool may expand ~ in it) and, when the tool has a path
+    // argument, under that path too.
+    const targets = [base];
+    if (typeof args.path === "string" && !isAbsolute(base)) targets.push(`${args.path}/${base}`);
+    for (const t of targets) {
+      // safety: gate-no-pattern-prefix
+      const problem = checkPath(ctx, t, false);
+      if (problem !== null) return `${JSON.stringify(v)}: ${what} ${problem}`;
+    }
   }
   return null;
 }
@@ -111,6 +119,8 @@ function checkPath(ctx: Ctx, raw: string, spellings: boolean): string | null {
   if (raw.includes("\0")) return `${JSON.stringify(raw)} contains a NUL byte`;
   const n = normalisePiPath(raw, ctx.policy.home);
   if (!n.ok) return `${JSON.stringify(raw)}: ${n.why}`;
+  // A file URL's %00 decodes to one: no tool can open such a name, and no view may be asked it.
+  if (n.path.includes("\0")) return `${JSON.stringify(raw)} names a NUL byte once normalised (${JSON.stringify(n.path)})`; // safety: gate-nul-after-normalising
   const cands = candidates(ctx, raw, n.path);
   for (const c of cands) {
     const problem = judge(resolvePhysical(ctx.fs, c.path), ctx.wsReal);

@@ -1,6 +1,6 @@
 /** Glob patterns (find, Glob): the fixed part before the first wildcard is a path like any other. */
 
-/** Characters that make a segment a wildcard in fd, ripgrep or node globs (braces, classes, extglobs). */
+/** Characters that make a segment a wildcard in fd, ripgrep or node globs (braces, classes, extglobs): a short, fail-closed cut. */
 const WILDCARD = /[*?[\]{}\\]|[!+@]\(/;
 
 export type PatternParts = {
@@ -26,4 +26,38 @@ export function splitPattern(pattern: string): PatternParts {
 export function climbsAfterWildcard(parts: PatternParts): string | null {
   // safety: gate-no-pattern-dotdot
   return parts.rest.find((s) => s.includes("..")) ?? null;
+}
+
+/** What ends a pattern's fixed part for Claude Code 2.1.332's Glob (baselines/README.md). */
+const CLAUDE_GLOB_SPECIAL = /[*?[{]/;
+
+/**
+ * The directory Claude Code 2.1.332's Glob searches for a pattern: the pattern up to the last "/"
+ * before its first * ? [ or {, or its dirname when it has none ("" when no "/" comes first). A
+ * ] } \ or extglob before that is part of a name, so this can be longer than splitPattern's prefix.
+ */
+export function claudeGlobBase(pattern: string): string {
+  const m = CLAUDE_GLOB_SPECIAL.exec(pattern);
+  if (m === null) return dirnamePosix(pattern);
+  const cut = pattern.lastIndexOf("/", m.index);
+  return cut === -1 ? "" : cut === 0 ? "/" : pattern.slice(0, cut);
+}
+
+/** node:path's posix dirname, its quirks included ("//a" gives "//"). */
+export function dirnamePosix(p: string): string {
+  if (p.length === 0) return ".";
+  const hasRoot = p[0] === "/";
+  let end = -1;
+  let matchedSlash = true;
+  for (let i = p.length - 1; i >= 1; --i) {
+    if (p[i] === "/") {
+      if (!matchedSlash) {
+        end = i;
+        break;
+      }
+    } else matchedSlash = false;
+  }
+  if (end === -1) return hasRoot ? "/" : ".";
+  if (hasRoot && end === 1) return "//";
+  return p.slice(0, end);
 }

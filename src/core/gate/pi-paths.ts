@@ -95,7 +95,8 @@ export type Spelling = { label: string; path: string };
 export function readSpellings(resolved: string): Spelling[] {
   const nfd = resolved.normalize("NFD");
   const all: Spelling[] = [
-    // safety: gate-no-ampm-spelling
+    // Case-insensitive, as Pi's: " am." and " pm." get the narrow space too.
+    // safety: gate-no-ampm-spelling // safety: gate-ampm-case-sensitive
     { label: "U+202F before AM/PM", path: resolved.replace(/ (AM|PM)\./gi, "\u202F$1.") },
     // safety: gate-no-nfd-spelling
     { label: "NFD", path: nfd },

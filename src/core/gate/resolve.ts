@@ -72,7 +72,8 @@ export function resolvePhysical(fs: FsView, absPath: string): Resolution {
         missingTail = 1;
         break;
       case "unreadable":
-        return { kind: "unreadable", at: here, why: e.why };
+        // A name the view cannot see through (EACCES, ENAMETOOLONG): nothing is known past it.
+        return { kind: "unreadable", at: here, why: e.why }; // safety: gate-unreadable-as-missing
     }
   }
   return { kind: "resolved", path: "/" + done.join("/"), exists: missingTail === 0 };

@@ -63,11 +63,11 @@ export function decideLaunch(
   if (choice.kind === "refuse") return choice;
   const { route } = choice;
 
-  if (facts.sandboxProblem !== null) // safety: no-sandbox-check
+  if (facts.sandboxProblem !== null) // safety: no-sandbox-check // safety: sandbox-check-one-harness
     return refuse("sandbox-unavailable", `the sandbox is unavailable: ${facts.sandboxProblem}`);
 
   const founder = founderVariables(env);
-  if (founder.length > 0) // safety: founder-check-dropped
+  if (founder.length > 0) // safety: founder-check-dropped // safety: founder-check-one-harness
     return refuse("founder-credentials", `the environment that would reach the session carries founder credentials: ${founder.join(", ")}; remove them from the bus unit's environment`);
 
   const credentialSet = presentCredentialSet(env);

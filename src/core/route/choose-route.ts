@@ -49,15 +49,15 @@ function checkRoute(which: RouteWhich, vars: RouteVarsValue, settings: LaunchSet
   const harness = vars.harness!;
   const model = vars.model!;
   const fail = (r: Refusal): Checked => ({ ok: false, refusal: r });
-  if (!settings.plugins.harness.includes(harness)) // safety: harness-off-ignored
+  if (!settings.plugins.harness.includes(harness)) // safety: harness-off-ignored // safety: harness-off-one-harness
     return fail(refuse("harness-off", `${p}harness: ${JSON.stringify(harness)} is not a switched-on harness module (plugins.harness: ${settings.plugins.harness.join(", ") || "none"})`));
   const mod = loadHarness(harness);
   if (mod === undefined)
     return fail(refuse("harness-refused", `${p}harness: ${JSON.stringify(harness)} is not a harness module (pi, claude-code)`));
   const thinking = isSet(vars.thinking) ? vars.thinking : null;
-  if (thinking !== null && !mod.thinkingLevels.includes(thinking))
+  if (thinking !== null && !mod.thinkingLevels.includes(thinking)) // safety: thinking-one-harness
     return fail(refuse("thinking-unsupported", `${p}thinking: ${JSON.stringify(thinking)} is not a level of ${mod.name} (${mod.thinkingLevels.join(" ")})`));
-  if (!settings.launch.models.includes(model)) // safety: unknown-model-ignored
+  if (!settings.launch.models.includes(model)) // safety: unknown-model-ignored // safety: unknown-model-one-harness
     return fail(refuse("unknown-model", `${p}model: ${JSON.stringify(model)} is not in launch.models (${settings.launch.models.join(", ") || "none"})`));
   return { ok: true, route: { harness: mod.name, module: mod, provider: mod.providers[0]!, model, thinking } };
 }

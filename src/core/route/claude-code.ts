@@ -7,13 +7,15 @@ import type { HarnessModule, PreflightFacts, Preflight, RunPaths } from "./types
  * the limit grants bash.
  */
 const CLAUDE_BUILTINS: Readonly<Record<string, string | null>> = {
-  read: "Read", edit: "Edit", write: "Write", bash: "Bash", grep: null, find: null, ls: null,
+  read: "Read", edit: "Edit", write: "Write", bash: "Bash",
+  grep: null, find: null, ls: null, // safety: claude-bash-ungranted
 };
 
 function preflightClaude(f: PreflightFacts): Preflight {
   const pinned = f.claudeBinEnv ?? "";
+  // safety: claude-bin-relative-accepted
   if (pinned !== "" && !isAbsolute(pinned)) return { ok: false, why: `claude-code: MOSAIC_CLAUDE_BIN ${JSON.stringify(pinned)} is not an absolute path` };
-  if (!f.binary.exists) return { ok: false, why: `claude-code: ${f.binary.path} does not exist` };
+  if (!f.binary.exists) return { ok: false, why: `claude-code: ${f.binary.path} does not exist` }; // safety: claude-preflight-missing-ignored
   if (!f.binary.executable) return { ok: false, why: `claude-code: ${f.binary.path} is not executable` };
   if (!f.binary.runs) return { ok: false, why: `claude-code: ${f.binary.path} --version did not run` };
   return { ok: true };

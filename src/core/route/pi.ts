@@ -9,7 +9,7 @@ const PI_BUILTINS: Readonly<Record<string, string>> = {
 };
 
 function preflightPi(f: PreflightFacts): Preflight {
-  if (!f.binary.exists) return { ok: false, why: `pi: ${f.binary.path} does not exist` };
+  if (!f.binary.exists) return { ok: false, why: `pi: ${f.binary.path} does not exist` }; // safety: pi-preflight-missing-ignored
   if (!f.binary.runs) return { ok: false, why: `pi: ${f.binary.path} --version did not run` };
   if (!isVersionAtLeast(f.nodeVersion, PI_MIN_NODE)) return { ok: false, why: `pi: node ${f.nodeVersion} is older than ${PI_MIN_NODE}` };
   return { ok: true };
@@ -27,7 +27,7 @@ export const pi: HarnessModule = {
   preflight: preflightPi,
   versionProbe: (binary) => [binary, "--version"],
   sandboxMounts: ["node-modules"],
-  builtInTools: (limit) => limit.map((t) => PI_BUILTINS[t]).filter((t): t is string => t !== undefined),
+  builtInTools: (limit) => limit.map((t) => PI_BUILTINS[t]).filter((t): t is string => t !== undefined), // safety: pi-bash-ungranted
   typedToolName: (tool) => tool,
   gate: { timeoutSeconds: 900, how: "the gate runs in Pi's process; a hang is cut by the runner's turn wall clock, and without the agent_end marker the turn failed" },
   bundleFiles: [],

@@ -16,7 +16,7 @@ const same = (p: string, mode: Bind["mode"]) => ({ source: p, inside: p, mode })
  * its host path so the paths in session.json mean the same inside and out. Nothing else exists.
  */
 export const BIND_TABLE: readonly Row[] = [
-  { row: "usr", why: "the system's programs and libraries: sh, node, git, coreutils", make: () => [same("/usr", "ro")] },
+  { row: "usr", why: "the system's programs and libraries: sh, node, git, coreutils", make: () => [same("/usr", "ro")] }, // safety: usr-writable
   {
     row: "top-link",
     why: "the host's links into /usr, or its real directories on split-usr",
@@ -28,9 +28,9 @@ export const BIND_TABLE: readonly Row[] = [
         return [];
       }),
   },
-  { row: "etc", why: "name resolution, CA certificates, passwd for the user's name", make: () => [same("/etc", "ro")] },
-  { row: "dev", why: "null, zero, urandom and a pty, and no host device", make: () => [{ source: null, inside: "/dev", mode: "private" }] },
-  { row: "proc", why: "the session's own PID namespace, not the host's processes", make: () => [{ source: null, inside: "/proc", mode: "private" }] },
+  { row: "etc", why: "name resolution, CA certificates, passwd for the user's name", make: () => [same("/etc", "ro")] }, // safety: etc-writable
+  { row: "dev", why: "null, zero, urandom and a pty, and no host device", make: () => [{ source: null, inside: "/dev", mode: "private" }] }, // safety: host-dev
+  { row: "proc", why: "the session's own PID namespace, not the host's processes", make: () => [{ source: null, inside: "/proc", mode: "private" }] }, // safety: host-proc
   {
     row: "node",
     why: "node runs the runner and the gate; under /usr it is already there",
@@ -55,7 +55,7 @@ export const BIND_TABLE: readonly Row[] = [
     why: "the pinned Claude Code binary; under /usr it is already there",
     make: (s, f) =>
       s.harness === "claude-code" && f.claude !== undefined && !isWithin(f.claude.realPath, "/usr") // safety: claude-bin-not-bound
-        ? [{ source: f.claude.realPath, inside: f.claude.path, mode: "ro" }]
+        ? [{ source: f.claude.realPath, inside: f.claude.path, mode: "ro" }] // safety: claude-bin-writable
         : [],
   },
   // A read-only mount of a socket still takes connect(); that is all the runner needs.

@@ -14,7 +14,7 @@ export const ENV_ALLOW: readonly EnvEntry[] = [
   { name: "TERM", why: "tools that format for a terminal" },
   { name: "USER", why: "the user's name, which git and ssh-less tools ask for" },
   { name: "LOGNAME", why: "the user's name, for tools that read LOGNAME" },
-  { name: "NODE_EXTRA_CA_CERTS", why: "a proxy's CA, read from /etc inside the sandbox" },
+  { name: "NODE_EXTRA_CA_CERTS", why: "a proxy's CA, read from /etc inside the sandbox" }, // safety: env-allow-look-alike
   { name: "MOSAIC_CLAUDE_BIN", why: "the pinned Claude Code binary the adapter runs" },
   ...SESSION_CREDENTIALS.flatMap((set) =>
     set.names.map((name) => ({ name, why: `a session credential (${set.label}); the model call needs it` })),
@@ -26,12 +26,12 @@ export const ENV_ALLOW: readonly EnvEntry[] = [
  * something outside the session's own files. The runner exits 20 when one is present.
  */
 export const FOUNDER_ENV: readonly EnvEntry[] = [
-  { name: "GITEA_TOKEN", why: "the founder's forge token" },
+  { name: "GITEA_TOKEN", why: "the founder's forge token" }, // safety: founder-gitea-dropped
   { name: "GH_TOKEN", why: "GitHub CLI token" },
   { name: "GITHUB_TOKEN", why: "GitHub token" },
   { name: "GITLAB_TOKEN", why: "GitLab token" },
-  { name: "TEA_TOKEN", why: "the tea CLI's token" },
-  { name: "SSH_AUTH_SOCK", why: "the ssh agent: every key the founder has loaded" },
+  { name: "TEA_TOKEN", why: "the tea CLI's token" }, // safety: founder-tea-dropped
+  { name: "SSH_AUTH_SOCK", why: "the ssh agent: every key the founder has loaded" }, // safety: founder-ssh-agent-dropped
   { name: "SSH_AGENT_PID", why: "names the founder's ssh agent" },
   { name: "GIT_ASKPASS", why: "a helper that hands out git passwords" },
   { name: "SSH_ASKPASS", why: "a helper that hands out ssh passphrases" },
@@ -45,7 +45,7 @@ export const FOUNDER_ENV: readonly EnvEntry[] = [
   { name: "AWS_SESSION_TOKEN", why: "cloud credentials" },
   { name: "GOOGLE_APPLICATION_CREDENTIALS", why: "names a cloud service-account key file" },
   { name: "DOCKER_HOST", why: "a Docker engine is root on its host" },
-  { name: "DBUS_SESSION_BUS_ADDRESS", why: "the user's systemd manager, which runs commands outside the sandbox" },
+  { name: "DBUS_SESSION_BUS_ADDRESS", why: "the user's systemd manager, which runs commands outside the sandbox" }, // safety: founder-dbus-dropped
   { name: "XDG_RUNTIME_DIR", why: "holds the user's bus, agent and keyring sockets" },
   { name: "KRB5CCNAME", why: "the founder's Kerberos tickets" },
   { name: "MOSAIC_FOUNDER_TOKEN", why: "the founder's own bus capability" },
@@ -58,7 +58,7 @@ export function sessionEnv(hostEnv: Readonly<Record<string, string | undefined>>
   const out: Record<string, string> = {};
   for (const name of Object.keys(hostEnv).sort()) {
     const value = hostEnv[name];
-    if (value !== undefined && ALLOWED.has(name)) out[name] = value; // safety: env-passes-all
+    if (value !== undefined && ALLOWED.has(name)) out[name] = value; // safety: env-passes-all // safety: env-prefix-match // safety: env-case-folded
   }
   return out;
 }

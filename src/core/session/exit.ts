@@ -4,6 +4,7 @@ export type SessionEnd =
   | { kind: "signal"; signal: string; ending: "killed" };
 
 /** Linux signal numbers; bwrap reports a child killed by signal n as exit 128+n. */
+// safety: signal-table-gap
 const SIGNALS: Readonly<Record<number, string>> = {
   1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
   8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
