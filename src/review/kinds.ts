@@ -48,7 +48,7 @@ export const GOLDEN_KINDS: readonly GoldenKind[] = [
   { id: "session-exit", what: "bwrap's exit code and how the session ended", matches: (p) => p === "goldens/session/session-exit.txt", parse: parseExitMap },
   { id: "tool-catalog", what: "the typed tool catalog", matches: (p) => p === "goldens/tools/catalog.txt", parse: table("tool") },
   { id: "cli-plan", what: "`mosaic-harness plan`: the bind table and bwrap argv as printed", matches: (p) => under("goldens/cli/", ".txt")(p) && p.includes("/plan."), parse: parsePlan },
-  { id: "seccomp", what: "the seccomp filter: instructions, denied syscalls, its sha256", matches: (p, h) => p.startsWith("goldens/") && /seccomp/i.test(p + h) && p.endsWith(".txt"), parse: parseSeccomp },
+  { id: "seccomp", what: "the seccomp filter: instructions, denied syscalls, its sha256", matches: (p, h) => p.endsWith(".txt") && (/^goldens\/(.+\/)?seccomp[^/]*(\/|\.txt$)/.test(p) || h.startsWith("# seccomp")), parse: parseSeccomp },
   { id: "review-report", what: "the review's own report on a fixture diff", matches: (p) => under("goldens/review/", ".txt")(p), parse: parseReviewReport },
 ];
 

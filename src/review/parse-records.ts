@@ -52,7 +52,8 @@ function keyValueFacts(type: string, lines: readonly Line[], section: string): F
     const numbered = /^(\d+)\. /.exec(v);
     if (numbered) k = `${k} ${numbered[1]}`;
     if (LIST_KEYS.has(k)) {
-      out.push(fact(type, `${prefix}${k}`, { value: "(list)" }, l, section));
+      // The list's own row is its key; each member is its own fact, so the members carry the text.
+      out.push({ ...fact(type, `${prefix}${k}`, { value: "(list)" }, l, section), text: `${k}:` });
       for (const m of v.split(" ").filter(Boolean)) out.push({ type: `${type}-member`, key: `${prefix}${k} ${m}`, at: k, fields: {}, text: m, line: l.line });
     } else out.push(fact(type, `${prefix}${k}`, { value: v }, l, section));
   }
