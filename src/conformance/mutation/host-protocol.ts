@@ -16,5 +16,8 @@ export type FromHost =
   | { type: "result"; id: number; outcome: RunOutcome }
   | { type: "failed"; id: number; message: string };
 
-/** How the runner starts a host: passed as one JSON argument. */
-export type HostArgs = { root: string; configFile: string | undefined; pool: "threads" | "forks"; projects: string[] | undefined };
+/**
+ * How the runner starts a host: passed as one JSON argument. `update` lets goldens be written: only
+ * the golden review's catalog self-test asks for it, on its own tree copy; a mutation run never does.
+ */
+export type HostArgs = { root: string; configFile: string | undefined; pool: "threads" | "forks"; projects: string[] | undefined; update?: boolean };

@@ -8,7 +8,7 @@ import type { FromHost, HostArgs, ProjectInfo, SpecRequest, ToHost } from "./hos
 import { classifyErrors, type RunOutcome, type TestOutcome } from "./verdict.ts";
 
 const args = JSON.parse(process.argv[2] ?? "{}") as HostArgs;
-// Snapshot and golden writes stay off: CI semantics make a missing or different golden fail.
+// Snapshot and golden writes stay off unless asked for: CI semantics make a missing or different golden fail.
 process.env.CI = "true";
 
 function send(msg: FromHost): void {
@@ -21,7 +21,7 @@ const vitest: Vitest = await createVitest(
     root: args.root,
     config: args.configFile ?? false,
     watch: false,
-    update: false,
+    update: args.update === true,
     reporters: [],
     pool: args.pool,
     ...(args.projects ? { project: args.projects } : {}),
