@@ -10,6 +10,7 @@ import { findRule, type Context, type Rule } from "./rules.ts";
 export type GoldenPair = { path: string; before: string | null; after: string | null };
 
 const NONE = "(none)";
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 const show = (v: string | undefined) => (v === undefined || v === "" ? NONE : v);
 
 function caseOf(c: Change): string {
@@ -60,7 +61,7 @@ export function reviewGolden(pair: GoldenPair, rules?: readonly Rule[]): Finding
   const { path, before, after } = pair;
   if (before === after) return [];
   if (after === null) {
-    const gone: Fact = { type: "golden", key: path, at: "", fields: {}, text: `${bodyLines(before!).length} lines`, line: 1 };
+    const gone: Fact = { type: "golden", key: "golden", at: "", fields: {}, text: plural(bodyLines(before!).length, "line"), line: 1 };
     const c: Change = { op: "removed", before: gone };
     return [toFinding(path, c, findRule(c, { before: [gone], after: [] }, rules))];
   }

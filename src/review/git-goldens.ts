@@ -45,7 +45,8 @@ export function resolveBase(root: string, ref: string | undefined): Base {
     const commit = tryGit(root, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
     if (!commit) throw new GitError(`--base ${ref}: not a commit in this repository`);
     const mb = tryGit(root, ["merge-base", commit, "HEAD"]);
-    return mb ? { commit: mb, label: `${short(mb)}, the merge base of ${ref} and HEAD` } : { commit, label: `${ref} (${short(commit)}; no merge base with HEAD in this history)` };
+    if (!mb) return { commit, label: `${ref} (${short(commit)}; no merge base with HEAD in this history)` };
+    return { commit: mb, label: mb === commit ? `${ref} (${short(mb)})` : `${short(mb)}, the merge base of ${ref} and HEAD` };
   }
   const head = tryGit(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
   if (!head) throw new GitError("HEAD is not a commit: nothing to compare the work tree with");

@@ -22,8 +22,9 @@ export function headerFact(text: string): Fact[] {
   return h === "" ? [] : [{ type: "header", key: "header", at: "", fields: { text: h }, text: h, line: 1 }];
 }
 
+/** A fact of one line; its text without the indent a report nests it under. */
 export function fact(type: string, key: string, fields: Record<string, string>, l: Line, at = ""): Fact {
-  return { type, key, at, fields, text: l.text, line: l.line };
+  return { type, key, at, fields, text: l.text.trim(), line: l.line };
 }
 
 /** A line no form of the parser knows: kept whole, so a change to it is shown and never lost. */

@@ -14,7 +14,7 @@ export function summarise(r: Report): string {
 
 const isLong = (v: string) => v.includes("\n");
 const lineCount = (v: string) => v.replace(/\n$/, "").split("\n").length;
-const inline = (v: string) => (isLong(v) ? `(${lineCount(v)} lines, below)` : v);
+const inline = (v: string) => (isLong(v) ? `(${lineCount(v)} line${lineCount(v) === 1 ? "" : "s"}, below)` : v);
 const ruleOf = (f: Finding) => f.rule ?? "(no rule)";
 
 function fullText(f: Finding): string[] {
