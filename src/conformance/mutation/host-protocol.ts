@@ -16,6 +16,9 @@ export type FromHost =
   | { type: "result"; id: number; outcome: RunOutcome }
   | { type: "failed"; id: number; message: string };
 
-/** How the runner starts a host: passed as one JSON argument. */
-/** update: golden mismatches are written (bless mode), never failed; off, a golden can only fail. */
-export type HostArgs = { root: string; configFile: string | undefined; pool: "threads" | "forks"; projects: string[] | undefined; update: boolean };
+/**
+ * How the runner starts a host: passed as one JSON argument. `update` lets goldens be written into
+ * this tree copy: the blessed-goldens mode and the golden review's catalog self-test ask for it; an
+ * ordinary mutation run never does.
+ */
+export type HostArgs = { root: string; configFile: string | undefined; pool: "threads" | "forks"; projects: string[] | undefined; update?: boolean };

@@ -22,7 +22,7 @@ const vitest: Vitest = await createVitest(
     root: args.root,
     config: args.configFile ?? false,
     watch: false,
-    update: args.update,
+    update: args.update === true,
     reporters: [],
     pool: args.pool,
     ...(args.projects ? { project: args.projects } : {}),

@@ -56,7 +56,8 @@ function nearestNodeModules(root: string): string | null {
   }
 }
 
-function copyTree(root: string, dest: string): void {
+/** A copy of the project without its dependencies, history and outputs; node_modules is linked. */
+export function copyTree(root: string, dest: string): void {
   rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { recursive: true });
   for (const name of readdirSync(root)) {

@@ -1,0 +1,272 @@
+// The golden review's rules on fixture pairs of goldens: each rule fires on its case and on no
+// other, and the review's own report on each pair is a golden. Pure: no git, no process.
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT, listGoldens } from "../src/conformance/golden.ts";
+import { matchGolden } from "../src/conformance/golden-expect.ts";
+import { reviewGolden, reviewGoldens, exitCodeOf, type GoldenPair } from "../src/review/classify.ts";
+import { findKind } from "../src/review/kinds.ts";
+import { diffFacts } from "../src/review/model.ts";
+import { readHeader } from "../src/review/parse-lines.ts";
+import { renderText } from "../src/review/render.ts";
+import { RULES } from "../src/review/rules.ts";
+
+const FIXTURES = join(REPO_ROOT, "contract/fixtures/review");
+const UNKNOWN = "(unknown)";
+
+/** The rules each fixture pair must fire, and no other; "(unknown)" for a change no rule reads. */
+const EXPECTED: Readonly<Record<string, readonly string[]>> = {
+  "golden-header-reworded": ["header-reworded"],
+  "bind-ro-over-rw-removed": ["ro-over-rw-removed"],
+  "bind-pinned-removed": ["pinned-bind-removed"],
+  "bind-removed": ["mount-removed"],
+  "bind-added": ["mount-added"],
+  "bind-ro-to-rw": ["mount-widened"],
+  "bind-rw-to-ro": ["mount-narrowed"],
+  "bind-source-changed": ["mount-source-changed"],
+  "bind-why-reworded": ["why-reworded"],
+  "bind-reordered": ["mount-reordered"],
+  "bind-covered-by-wider": ["mount-covered-by-wider", "mount-reordered"],
+  "bind-uncovered-narrower": ["mount-uncovered-narrower", "mount-reordered"],
+  "bind-covered-by-narrower": ["mount-covered-by-narrower", "mount-reordered"],
+  "bind-uncovered-wider": ["mount-uncovered-wider", "mount-reordered"],
+  "argv-mount-after-remount": ["mount-after-remount"],
+  "argv-mount-before-remount": ["mount-before-remount"],
+  "argv-bind-ro-to-rw": ["mount-widened"],
+  "argv-remount-removed": ["remount-ro-removed"],
+  "argv-remount-added": ["remount-ro-added"],
+  "argv-namespace-removed": ["namespace-removed"],
+  "argv-cap-drop-removed": ["cap-drop-removed"],
+  "argv-disable-userns-removed": ["disable-userns-removed"],
+  "argv-new-session-removed": ["new-session-removed"],
+  "argv-seccomp-removed": ["seccomp-filter-removed"],
+  "argv-hardening-added": ["hardening-added"],
+  "argv-cap-drop-narrowed": ["cap-drop-narrowed"],
+  "argv-die-with-parent-added": ["bwrap-widening-added"],
+  "argv-die-with-parent-removed": ["bwrap-widening-removed"],
+  "argv-home-removed": ["sandbox-env-removed"],
+  "argv-home-moved": ["sandbox-home-moved"],
+  "argv-pdeathsig-removed": ["pdeathsig-removed"],
+  "argv-pdeathsig-added": ["pdeathsig-added"],
+  "argv-flags-reordered": ["reorder-unordered"],
+  "argv-chdir-changed-unknown": ["(unknown)"],
+  "adapter-program-changed": ["adapter-program-changed"],
+  "adapter-tool-limit-removed": ["tool-limit-removed", "tool-follows-limit"],
+  "adapter-tool-added": ["tool-added"],
+  "adapter-tool-removed": ["tool-removed"],
+  "adapter-tools-reordered": ["reorder-unordered"],
+  "adapter-restricted-removed": ["restricted-removed"],
+  "adapter-restricted-added": ["adapter-hardening-added"],
+  "adapter-strict-mcp-removed": ["strict-mcp-removed"],
+  "adapter-setting-sources-removed": ["setting-sources-removed"],
+  "adapter-setting-sources-widened": ["setting-sources-widened"],
+  "adapter-gate-extension-removed": ["gate-extension-removed"],
+  "adapter-settings-removed": ["gate-config-removed"],
+  "adapter-pi-isolation-removed": ["pi-isolation-removed"],
+  "adapter-bare-added": ["adapter-widening-added"],
+  "adapter-bare-removed": ["adapter-widening-removed"],
+  "adapter-permission-mode-loosened": ["permission-mode-loosened"],
+  "adapter-permission-mode-tightened": ["permission-mode-tightened"],
+  "adapter-gate-file-changed": ["gate-file-changed"],
+  "adapter-model-changed": ["model-choice-changed"],
+  "adapter-prompt-file-changed": ["prompt-changed"],
+  "adapter-credential-shown": ["credential-shown"],
+  "adapter-protective-env-removed": ["protective-env-removed"],
+  "adapter-protective-env-changed": ["protective-env-changed"],
+  "adapter-path-changed": ["path-changed"],
+  "adapter-env-added": ["env-added"],
+  "adapter-env-removed": ["env-removed"],
+  "gate-block-to-allow": ["gate-block-to-allow"],
+  "gate-allow-to-block": ["gate-allow-to-block"],
+  "gate-block-check-changed": ["gate-block-check-changed"],
+  "gate-reason-reworded": ["gate-reason-reworded"],
+  "gate-call-added-allow": ["gate-call-added-allow"],
+  "gate-call-added-block": ["gate-call-added-block"],
+  "gate-call-removed-block": ["gate-call-removed-block"],
+  "gate-call-removed-allow": ["gate-call-removed-allow"],
+  "gate-scene-changed": ["gate-scene-changed"],
+  "gate-calls-reordered": ["reorder-unordered"],
+  "settings-hook-changed": ["hook-changed"],
+  "mcp-server-added": ["mcp-server-added", "json-comes-with-entry"],
+  "mcp-server-removed": ["mcp-server-removed", "json-comes-with-entry"],
+  "mcp-server-changed": ["mcp-server-changed"],
+  "tools-entry-added": ["typed-tool-added", "json-comes-with-entry"],
+  "tools-entry-removed": ["typed-tool-removed", "json-comes-with-entry"],
+  "tools-description-reworded": ["json-text-reworded"],
+  "policy-root-changed": ["policy-root-changed"],
+  "policy-tool-added": ["tool-added"],
+  "policy-service-added": ["service-added"],
+  "policy-service-removed": ["service-removed"],
+  "policy-keys-reordered": ["reorder-unordered"],
+  "manifest-digest-changed": ["digest-changed"],
+  "manifest-guarantee-dropped": ["guarantee-dropped"],
+  "manifest-guarantee-recorded": ["guarantee-recorded"],
+  "manifest-how-reworded": ["json-text-reworded"],
+  "manifest-timeout-changed-unknown": ["(unknown)"],
+  "prompt-changed": ["prompt-changed"],
+  "route-sandbox-mount-added": ["sandbox-mount-added"],
+  "route-sandbox-mount-removed": ["sandbox-mount-removed"],
+  "route-bundle-file-dropped": ["bundle-file-dropped"],
+  "route-turn-end-changed": ["turn-end-changed"],
+  "route-model-changed": ["model-choice-changed"],
+  "modules-module-added": ["harness-module-added"],
+  "modules-module-removed": ["harness-module-removed"],
+  "modules-env-added": ["env-added"],
+  "modules-gate-changed": ["hook-changed"],
+  "modules-tool-added": ["tool-added"],
+  "modules-thinking-changed": ["model-choice-changed"],
+  "refusal-code-changed": ["refusal-code-changed"],
+  "refusal-reworded": ["refusal-reworded"],
+  "refusal-line-gone": ["refusal-gone"],
+  "refusal-golden-removed": ["golden-removed"],
+  "golden-added": ["(unknown)"],
+  "refusal-codes-gone": ["refusal-gone"],
+  "refusal-codes-added": ["refusal-added"],
+  "refusal-codes-reordered": ["check-order-changed"],
+  "refusal-codes-why-reworded": ["why-reworded"],
+  "spec-error-code-changed": ["refusal-code-changed"],
+  "env-allow-added": ["env-allow-added"],
+  "env-allow-removed": ["env-allow-removed"],
+  "env-allow-reordered": ["reorder-unordered"],
+  "founder-env-removed": ["founder-env-removed"],
+  "founder-env-added": ["founder-env-added"],
+  "credential-set-added": ["credential-set-added"],
+  "credential-set-removed": ["credential-set-removed"],
+  "credential-set-loosened": ["credential-set-loosened"],
+  "credential-set-tightened": ["credential-set-tightened"],
+  "exit-kill-unrecorded": ["kill-unrecorded"],
+  "exit-kill-recorded": ["kill-recorded"],
+  "catalog-tool-added": ["tool-added"],
+  "catalog-tool-removed": ["tool-removed"],
+  "seccomp-row-removed": ["seccomp-row-removed"],
+  "seccomp-row-added": ["seccomp-row-added"],
+  "seccomp-action-widened": ["seccomp-action-widened"],
+  "seccomp-action-narrowed": ["seccomp-action-narrowed"],
+  "seccomp-allow-return-added": ["seccomp-allow-return-added"],
+  "seccomp-deny-return-removed": ["seccomp-deny-return-removed"],
+  "seccomp-deny-return-added": ["seccomp-deny-return-added"],
+  "seccomp-digest-changed": ["digest-changed"],
+  "seccomp-insn-changed-unknown": ["(unknown)"],
+  "review-alarm-lowered": ["review-alarm-lowered", "review-wording"],
+  "review-alarm-raised": ["review-alarm-raised", "review-wording"],
+  "review-wording": ["review-wording"],
+  "plan-probe-changed": ["plan-probe-changed"],
+  "plan-bundle-writable": ["mount-widened"],
+  "unregistered-kind-unknown": ["(unknown)"],
+  "text-only-change-unknown": ["(unknown)"],
+};
+
+function walk(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).sort().flatMap((n) => {
+    if (n.startsWith(".")) return [];
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+}
+
+/** A fixture's before/ and after/ trees as golden pairs, paths as under goldens/. */
+function loadPair(name: string): GoldenPair[] {
+  const side = (s: string) => new Map(walk(join(FIXTURES, name, s)).map((p) => [`goldens/${relative(join(FIXTURES, name, s), p)}`, readFileSync(p, "utf8")]));
+  const before = side("before");
+  const after = side("after");
+  return [...new Set([...before.keys(), ...after.keys()])].sort().map((path) => ({ path, before: before.get(path) ?? null, after: after.get(path) ?? null }));
+}
+
+const fired = (pairs: GoldenPair[]) => [...new Set(reviewGoldens(pairs).findings.map((f) => f.rule ?? UNKNOWN))].sort();
+
+describe("golden review rules on fixture pairs", () => {
+  it("every fixture pair has its expected rules, and every expectation its fixture", () => {
+    expect(readdirSync(FIXTURES).sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  it("every rule has a fixture case on which it fires", () => {
+    const covered = new Set(Object.values(EXPECTED).flat());
+    expect(RULES.map((r) => r.id).filter((id) => !covered.has(id)), "rules no fixture shows firing").toEqual([]);
+    expect(new Set(RULES.map((r) => r.id)).size, "rule ids are unique").toBe(RULES.length);
+    expect(RULES.every((r) => r.why.length > 0), "every rule says why").toBe(true);
+  });
+
+  for (const [name, want] of Object.entries(EXPECTED)) {
+    it(name, async () => {
+      const pairs = loadPair(name);
+      const report = reviewGoldens(pairs);
+      // The invariant beside the golden: exactly these rules fire, so each fires on its case and on no other.
+      expect(fired(pairs), `rules fired on ${name}`).toEqual([...want].sort());
+      for (const f of report.findings) {
+        expect(f.rule === null, `${f.case}: unknown exactly when no rule classifies it`).toBe(f.verdict === "unknown");
+        expect(f.why.length, `${f.case}: every line gives its why`).toBeGreaterThan(0);
+      }
+      expect(exitCodeOf(report)).toBe(report.counts.weakens + report.counts.unknown > 0 ? 1 : 0);
+      await matchGolden("review", name, "txt", `golden review of the fixture pair contract/fixtures/review/${name}`, renderText(report));
+    });
+  }
+});
+
+describe("golden review verdicts", () => {
+  it("a reorder of an unordered table is neutral, and only neutral", () => {
+    const r = reviewGoldens(loadPair("env-allow-reordered"));
+    expect(r.counts).toEqual({ weakens: 0, unknown: 0, strengthens: 0, neutral: 1 });
+    expect(exitCodeOf(r)).toBe(0);
+  });
+
+  it("a golden of a kind no parser reads is unknown for any change, never neutral", () => {
+    const r = reviewGoldens(loadPair("unregistered-kind-unknown"));
+    expect(r.findings.length).toBeGreaterThan(0);
+    expect(r.findings.every((f) => f.verdict === "unknown")).toBe(true);
+    expect(exitCodeOf(r)).toBe(1);
+  });
+
+  it("weakens come first, then unknown, strengthens, neutral", () => {
+    const pairs = ["bind-ro-to-rw", "bind-rw-to-ro", "bind-why-reworded", "unregistered-kind-unknown"].flatMap((n) => loadPair(n).map((p) => ({ ...p, path: p.path.replace(/(\.[a-z]+)$/, `-${n}$1`) })));
+    const order = reviewGoldens(pairs).findings.map((f) => f.verdict);
+    expect(order).toEqual([...order].sort((a, b) => ["weakens", "unknown", "strengthens", "neutral"].indexOf(a) - ["weakens", "unknown", "strengthens", "neutral"].indexOf(b)));
+    expect(new Set(order)).toEqual(new Set(["weakens", "unknown", "strengthens", "neutral"]));
+  });
+
+  it("exit 0 only when nothing weakens and nothing is unknown", () => {
+    expect(exitCodeOf(reviewGoldens(loadPair("bind-rw-to-ro")))).toBe(0);
+    expect(exitCodeOf(reviewGoldens(loadPair("bind-ro-to-rw")))).toBe(1);
+    expect(exitCodeOf(reviewGoldens(loadPair("argv-chdir-changed-unknown")))).toBe(1);
+    expect(exitCodeOf(reviewGoldens([]))).toBe(0);
+  });
+});
+
+describe("the goldens of this repository, as the review reads them", () => {
+  const goldens = listGoldens().filter((p) => !p.startsWith("goldens/review/"));
+
+  it("every golden kind is registered, and its parser reads every line", () => {
+    for (const p of goldens) {
+      const text = readFileSync(join(REPO_ROOT, p), "utf8");
+      const kind = findKind(p, readHeader(text));
+      expect(kind, `${p}: no kind in src/review/kinds.ts reads it; add a row`).not.toBeNull();
+      const unread = kind!.parse(text).filter((f) => f.type === "line").map((f) => f.text);
+      // The plan report's titles are prose; every other kind has a form for each line.
+      if (kind!.id !== "cli-plan") expect(unread, `${p}: lines its parser keeps whole`).toEqual([]);
+    }
+  });
+
+  it("a golden compared with itself shows no change", () => {
+    for (const p of goldens) {
+      const text = readFileSync(join(REPO_ROOT, p), "utf8");
+      const kind = findKind(p, readHeader(text))!;
+      expect(diffFacts(kind.parse(text), kind.parse(text)), p).toEqual([]);
+    }
+  });
+
+  it("any one line edited in any golden shows at least one finding: no edit goes unseen", () => {
+    let edits = 0;
+    for (const p of goldens) {
+      const text = readFileSync(join(REPO_ROOT, p), "utf8");
+      const lines = text.split("\n");
+      for (let i = 0; i < lines.length; i += 3) {
+        if (lines[i] === "") continue;
+        const edited = [...lines.slice(0, i), `${lines[i]}x`, ...lines.slice(i + 1)].join("\n");
+        expect(reviewGolden({ path: p, before: text, after: edited }).length, `${p}:${i + 1} edited`).toBeGreaterThan(0);
+        edits++;
+      }
+    }
+    expect(edits).toBeGreaterThan(500);
+  });
+});
