@@ -134,7 +134,7 @@ describe("session environment against names that look allowed", () => {
   });
   it("every ANTHROPIC_* and CLAUDE_* name in Claude Code, and every twin of an allowed name, passes only when ENV_ALLOW names it exactly", () => {
     const baseline = loadEnvNamesBaseline();
-    expect(baseline.version, "read off the pinned Claude Code").toBe(loadBaseline("claude-code").version);
+    expect(baseline.version, "read off the pinned Claude Code").toBe(loadBaseline("claude-code")!.version);
     expect(baseline.names.length, "names read off the binary").toBeGreaterThan(500);
     const twins = ENV_ALLOW.flatMap(({ name }) => [name.toLowerCase(), `${name}_`, `_${name}`, `${name}2`, `${name}_FILE`, `${name} `, ` ${name}`, `MOSAIC_${name}`]);
     const candidates = [...new Set([...baseline.names, ...twins, ...NEVER_REACH_SESSION, ...ENV_ALLOW.map((e) => e.name)])];

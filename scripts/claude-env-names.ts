@@ -7,7 +7,7 @@ import { loadBaseline } from "../src/conformance/baselines.ts";
 
 const b: EnvNamesBaseline = {
   binary: "claude-code",
-  version: loadBaseline("claude-code").version,
+  version: loadBaseline("claude-code")!.version,
   readWith: "node scripts/claude-env-names.ts: every match of /\\b(?:ANTHROPIC|CLAUDE)_[A-Z0-9_]*[A-Z0-9]\\b/ in node_modules/@anthropic-ai/claude-code/bin/claude.exe",
   names: readEnvNames(CLAUDE_EXE),
 };
