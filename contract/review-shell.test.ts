@@ -163,8 +163,11 @@ describe("the catalog self-test's verdict on a mutant", () => {
 
   it("only strengthens is a finding unless the mutant is listed, with its why, as rightly no weakening", () => {
     expect(isFailure(judgeMutant("m", strengthening))).toBe(true);
-    const listed = Object.keys(EXPECTED_WITHOUT_WEAKENS)[0]!;
+    const listed = Object.keys(EXPECTED_WITHOUT_WEAKENS).find((k) => EXPECTED_WITHOUT_WEAKENS[k]!.verdict === "strengthens")!;
     expect(judgeMutant(listed, strengthening)).toMatchObject({ kind: "expected", verdict: "strengthens" });
     expect(isFailure(judgeMutant(listed, neutralOnly)), "a listed mutant that shows only neutral is still a finding").toBe(true);
+    const neutral = Object.keys(EXPECTED_WITHOUT_WEAKENS).find((k) => EXPECTED_WITHOUT_WEAKENS[k]!.verdict === "neutral")!;
+    expect(judgeMutant(neutral, neutralOnly)).toMatchObject({ kind: "expected", verdict: "neutral" });
+    expect(isFailure(judgeMutant(neutral, strengthening)), "a mutant listed as neutral that shows strengthens is a finding").toBe(true);
   });
 });
