@@ -3,7 +3,7 @@ import { binds } from "../src/core/sandbox/binds.ts";
 import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
 import { diffBaselines, loadBaseline, loadBwrapBaselines, loadFact, parseHelpOptions, type Baseline } from "../src/conformance/baselines.ts";
 import { diffFacts } from "../src/conformance/baseline-facts.ts";
-import { HOST_LAYOUTS, ROLE_CASES } from "../src/conformance/host-fixtures.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
 import { loadCases } from "./support/launch-cases.ts";
 
@@ -26,7 +26,7 @@ describe("the pure outputs use only options the pinned binaries have", () => {
       const known = new Set(b.options);
       for (const layout of Object.values(HOST_LAYOUTS)) {
         for (const { spec } of Object.values(ROLE_CASES)) {
-          const argv = bwrapArgv(spec, layout.facts, binds(spec, layout.facts));
+          const argv = bwrapArgv(spec, layout.facts, binds(spec, layout.facts, fixtureWorkspaceView(spec)));
           const opts = argv.slice(1, argv.indexOf("--")).filter((t) => t.startsWith("--"));
           for (const o of opts) expect(known.has(o), `${o} is not an option of the pinned bwrap ${b.version}`).toBe(true);
         }

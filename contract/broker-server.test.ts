@@ -70,8 +70,9 @@ function pipeHandles(): number {
 }
 
 /** The count once closing handles have left the list (a later turn of the event loop), or after 2 s. */
-async function pipeHandlesSettled(): Promise<number> {
-  for (let i = 0; i < 200 && pipeHandles() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+/** Waits (up to 2 s) for the open socket handles to fall to `base`; returns how many are open. */
+async function pipeHandlesSettled(base = 0): Promise<number> {
+  for (let i = 0; i < 200 && pipeHandles() > base; i++) await new Promise((r) => setTimeout(r, 10));
   return pipeHandles();
 }
 
@@ -204,13 +205,14 @@ describe("the stand-in broker on real sockets", () => {
   });
 
   it("stop() closes every connection, removes both socket files and leaves no open handle", async () => {
-    expect(await pipeHandlesSettled(), "no socket handle open before").toBe(0);
+    // The process may hold sockets of its own (a mutation host's IPC): count from what is open now.
+    const base = await pipeHandlesSettled();
     const b = await startBroker({ dir: dir() });
     const cap = b.issueCapability({ run: "run-1", instance: "pm-1" });
     const c = await connectLines(b.brokerSocket);
     const l = await connectLines(b.launchSocket);
     expect(await c.call({ id: 1, cap, verb: "role.claim", args: {} })).toMatchObject({ ok: true });
-    expect(pipeHandles()).toBeGreaterThan(0);
+    expect(pipeHandles()).toBeGreaterThan(base);
     await b.stop();
     expect((await c.next(2000)).kind, "the broker closed the connection").toBe("closed");
     expect((await l.next(2000)).kind, "and the launch socket's").toBe("closed");
@@ -218,7 +220,7 @@ describe("the stand-in broker on real sockets", () => {
     expect(existsSync(b.launchSocket)).toBe(false);
     const refused = await new Promise<string>((r) => connect(b.brokerSocket).on("error", (e: NodeJS.ErrnoException) => r(e.code ?? "")).on("connect", () => r("connected")));
     expect(refused).toBe("ENOENT");
-    expect(await pipeHandlesSettled(), "no socket handle left open").toBe(0);
+    expect(await pipeHandlesSettled(base), "no socket handle left open").toBeLessThanOrEqual(base);
     await b.stop();
   });
 

@@ -1,47 +1,78 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
+import { probeSteps } from "../src/core/sandbox/probe-plan.ts";
+import { HARDENING } from "../src/core/sandbox/bwrap-argv.ts";
 import { HOST_LAYOUTS } from "../src/conformance/host-fixtures.ts";
 
 // Fake bwraps: shell scripts standing in for the binary, so the probe's reading of success,
-// failure and absence is checked without bwrap. The live tier runs the real one.
+// failure, absence, a hang and a file that cannot be executed is checked without bwrap. The live
+// tier runs the real one. The fake node is a small file, so the runner-node copy stays cheap.
 const dir = mkdtempSync(join(tmpdir(), "mosaic-probe-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function fakeBwrap(name: string, body: string): string {
+function fakeBwrap(name: string, body: string, mode = 0o755): string {
   const p = join(dir, name);
   writeFileSync(p, `#!/bin/sh\n${body}\n`);
-  chmodSync(p, 0o755);
+  chmodSync(p, mode);
   return p;
 }
 
-const facts = HOST_LAYOUTS["merged-usr"]!.facts;
+const fakeNode = join(dir, "node");
+writeFileSync(fakeNode, "#!/bin/sh\nexit 0\n");
+chmodSync(fakeNode, 0o755);
+const stateDir = join(dir, "state");
+const facts = { ...HOST_LAYOUTS["merged-usr"]!.facts, node: { path: fakeNode, realPath: fakeNode }, runnerNode: join(stateDir, "runner-node/node-test"), uid: 1000, pidsCgroup: null };
+const probe = (bwrap: string, timeoutMs?: number) => sandboxProblem(facts, { bwrap, stateDir, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
 
 describe("sandboxProblem", () => {
-  it("a bwrap that fails refuses with the first line of its stderr", () => {
+  it("a bwrap that fails names the first step it fails and bwrap's first stderr line", () => {
     const bwrap = fakeBwrap("failing", `echo "" >&2; echo "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; echo second >&2; exit 1`);
-    expect(sandboxProblem(facts, bwrap)).toBe("bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.");
+    expect(probe(bwrap)).toBe("bwrap cannot apply the namespaces (--unshare-user --unshare-pid --unshare-ipc --as-pid-1) here: bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.");
+  });
+  it("a bwrap that lacks one hardening option names that option: no weaker sandbox is tried instead", () => {
+    const bwrap = fakeBwrap("no-disable-userns", `for a in "$@"; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }; done; exit 0`);
+    expect(probe(bwrap)).toBe("bwrap cannot apply --disable-userns here: bwrap: Unknown option --disable-userns");
   });
   it("a failing bwrap with no message still refuses", () => {
-    expect(sandboxProblem(facts, fakeBwrap("silent", "exit 1"))).toBe("bwrap exited 1 with no message");
+    expect(probe(fakeBwrap("silent", "exit 1"))).toMatch(/here: bwrap exited 1 with no message$/);
   });
   it("a missing bwrap says so and how to get it", () => {
-    const p = sandboxProblem(facts, join(dir, "no-such-bwrap"));
-    expect(p).toMatch(/^bwrap is missing \(.*no-such-bwrap not found\): install it with `apt-get install bubblewrap`/);
+    expect(probe(join(dir, "no-such-bwrap"))).toMatch(/^bwrap is missing \(.*no-such-bwrap not found\): install it with `apt-get install bubblewrap`/);
   });
-  it("positive control: a bwrap that succeeds is no problem, and it got the namespaces and system binds", () => {
+  it("a bwrap that cannot be executed refuses and names it", () => {
+    const p = probe(fakeBwrap("not-executable", "exit 0", 0o644));
+    expect(p).toMatch(/^bwrap could not be run \(.*not-executable\): .*EACCES/);
+  });
+  it("a bwrap that hangs refuses after the timeout, and leaves nothing running", () => {
+    const pidFile = join(dir, "hang.pid");
+    const p = probe(fakeBwrap("hangs", `echo $$ > "${pidFile}"; exec sleep 30`), 300);
+    expect(p).toMatch(/did not finish within 0.3 s$/);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(() => process.kill(pid, 0), "the hung bwrap was killed").toThrow();
+  });
+  it("positive control: a bwrap that succeeds is no problem, and got exactly the session's hardening", () => {
     const log = join(dir, "argv.txt");
     const bwrap = fakeBwrap("ok", `printf '%s\\n' "$@" > "${log}"; exit 0`);
-    expect(sandboxProblem(facts, bwrap)).toBeNull();
+    expect(probe(bwrap)).toBeNull();
     const argv = readFileSync(log, "utf8").trim().split("\n");
-    expect(argv).toEqual([
-      "--unshare-user", "--unshare-pid", "--unshare-ipc", "--as-pid-1",
-      "--ro-bind", "/usr", "/usr",
-      "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-      "--ro-bind", "/etc", "/etc", "--dev", "/dev", "--proc", "/proc",
-      "--", "true",
-    ]);
+    expect(argv, "the probe ran the last, complete step").toEqual(probeSteps(facts).at(-1)!.args);
+    for (const h of HARDENING) expect(argv.join(" "), `the probe applies ${h.args.join(" ")}`).toContain(h.args.join(" "));
+    expect(argv.slice(argv.indexOf("--") + 1)).toEqual(["setpriv", "--pdeathsig", "KILL", "--", "prlimit", "--nproc=512", "--", facts.runnerNode, "-e", "0"]);
+    expect(existsSync(facts.runnerNode)).toBe(true);
+    expect(statSync(facts.runnerNode).mode & 0o777, "the runner's node is execute-only").toBe(0o111);
+  });
+  it("a root host with no pids cgroup refuses before running bwrap", () => {
+    const log = join(dir, "root-argv.txt");
+    const bwrap = fakeBwrap("ok-root", `touch "${log}"; exit 0`);
+    const problem = sandboxProblem({ ...facts, uid: 0, pidsCgroup: null }, { bwrap, stateDir });
+    expect(problem, "a refusal, not a launch").not.toBeNull();
+    expect(problem).toMatch(/^running as root, a session's tasks are bounded only by a pids cgroup/);
+    expect(existsSync(log), "bwrap never ran").toBe(false);
+  });
+  it("an architecture with no seccomp filter refuses", () => {
+    expect(sandboxProblem({ ...facts, arch: "riscv64" }, { bwrap: "/bin/true", stateDir })).toBe("no seccomp filter is written for riscv64; sessions run on x64 and arm64 only");
   });
 });

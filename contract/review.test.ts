@@ -8,6 +8,8 @@ import { matchGolden } from "../src/conformance/golden-expect.ts";
 import { reviewGolden, reviewGoldens, exitCodeOf, type GoldenPair } from "../src/review/classify.ts";
 import { findKind } from "../src/review/kinds.ts";
 import { diffFacts } from "../src/review/model.ts";
+import { parseBwrapArgv } from "../src/review/parse-bwrap-argv.ts";
+import { parseSeccomp } from "../src/review/parse-seccomp.ts";
 import { readHeader } from "../src/review/parse-lines.ts";
 import { renderText } from "../src/review/render.ts";
 import { RULES } from "../src/review/rules.ts";
@@ -31,6 +33,17 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   "bind-uncovered-narrower": ["mount-uncovered-narrower", "mount-reordered"],
   "bind-covered-by-narrower": ["mount-covered-by-narrower", "mount-reordered"],
   "bind-uncovered-wider": ["mount-uncovered-wider", "mount-reordered"],
+  "bind-stand-in-removed": ["stand-in-over-rw-removed"],
+  "bind-mount-point-removed": ["mount-point-removed"],
+  "bind-tmpfs-size-removed": ["tmpfs-bound-loosened"],
+  "argv-stand-in-removed": ["stand-in-over-rw-removed"],
+  "argv-mount-point-removed": ["mount-point-removed"],
+  "argv-tmpfs-size-removed": ["tmpfs-bound-loosened"],
+  "argv-tmpfs-size-added": ["tmpfs-bound-tightened"],
+  "argv-nproc-removed": ["task-limit-loosened"],
+  "argv-nproc-added": ["task-limit-tightened"],
+  "argv-runner-node-readable": ["runner-node-readable"],
+  "argv-runner-node-execute-only": ["runner-node-execute-only"],
   "argv-mount-after-remount": ["mount-after-remount"],
   "argv-mount-before-remount": ["mount-before-remount"],
   "argv-bind-ro-to-rw": ["mount-widened"],
@@ -148,6 +161,15 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   "seccomp-deny-return-added": ["seccomp-deny-return-added"],
   "seccomp-digest-changed": ["digest-changed"],
   "seccomp-insn-changed-unknown": ["(unknown)"],
+  "seccomp-listing-row-removed": ["seccomp-row-removed"],
+  "seccomp-listing-why-reworded": ["why-reworded"],
+  "seccomp-listing-row-moved-unknown": ["(unknown)"],
+  "seccomp-clone-flags-narrowed": ["seccomp-clone-flags-narrowed"],
+  "seccomp-clone-flags-widened": ["seccomp-clone-flags-widened"],
+  "seccomp-arch-check-open": ["seccomp-jump-off-deny"],
+  "seccomp-arch-check-closed": ["seccomp-jump-to-deny"],
+  "seccomp-x32-check-removed": ["seccomp-check-removed"],
+  "seccomp-x32-check-added": ["seccomp-check-added"],
   "review-alarm-lowered": ["review-alarm-lowered", "review-wording"],
   "review-alarm-raised": ["review-alarm-raised", "review-wording"],
   "review-wording": ["review-wording"],
@@ -268,5 +290,75 @@ describe("the goldens of this repository, as the review reads them", () => {
       }
     }
     expect(edits).toBeGreaterThan(500);
+  });
+});
+
+/**
+ * A listing with the instruction at `drop` removed (or none), its indices and jump targets
+ * renumbered as the generator would write them, shifted by `offset`.
+ */
+function renumber(text: string, drop: number | null, offset = 0): string {
+  const row = /^(\d{4})( .*)$/;
+  const width = (n: number) => String(n).padStart(4, "0");
+  const lines = text.split("\n").filter((l) => !(drop !== null && row.exec(l)?.[1] === width(drop)));
+  const move = (n: number) => (drop !== null && n > drop ? n - 1 : n) + offset;
+  return lines.map((l) => {
+    const m = row.exec(l);
+    if (!m) return l;
+    return `${width(move(Number(m[1])))}${m[2]!.replace(/\b(jt|jf) (\d{4})\b/g, (_, j: string, n: string) => `${j} ${width(move(Number(n)))}`)}`;
+  }).join("\n");
+}
+
+describe("the seccomp listing, read by meaning", () => {
+  const listings = listGoldens().filter((p) => /^goldens\/sandbox\/seccomp\/.+\.txt$/.test(p));
+
+  it("reads every denied syscall of the repository's listings as a seccomp-deny row, and every jump to an instruction", () => {
+    expect(listings.length).toBeGreaterThan(0);
+    for (const p of listings) {
+      const text = readFileSync(join(REPO_ROOT, p), "utf8");
+      const facts = parseSeccomp(text);
+      const denies = text.split("\n").filter((l) => / ; deny /.test(l)).length;
+      expect(facts.filter((f) => f.type === "seccomp-deny" && f.at === "program").length, `${p}: deny rows`).toBe(denies);
+      const jumps = facts.flatMap((f) => [f.fields.jt, f.fields.jf]).filter((j): j is string => j !== undefined);
+      expect(jumps.length, `${p}: jumps read`).toBeGreaterThan(denies);
+      expect(jumps.filter((j) => j.startsWith("(no instruction")), `${p}: jumps to no instruction`).toEqual([]);
+    }
+  });
+
+  it("a pure index shift (every index and jump target renumbered) is no change", () => {
+    for (const p of listings) {
+      const text = readFileSync(join(REPO_ROOT, p), "utf8");
+      const shifted = renumber(text, null, 100);
+      expect(shifted, p).not.toBe(text);
+      expect(diffFacts(parseSeccomp(text), parseSeccomp(shifted)), p).toEqual([]);
+    }
+  });
+
+  it("each deny row removed from a repository listing shows that row removed as weakens, and the rows it shifts show nothing", () => {
+    let rows = 0;
+    for (const p of listings) {
+      const text = readFileSync(join(REPO_ROOT, p), "utf8");
+      for (const f of parseSeccomp(text).filter((f) => f.type === "seccomp-deny")) {
+        const index = Number(/^(\d{4}) /.exec(f.text)![1]);
+        const found = reviewGolden({ path: p, before: text, after: renumber(text, index) });
+        expect(found.map((x) => `${x.verdict} ${x.rule} ${x.case}`), `${p}: ${f.key} removed`).toEqual([`weakens seccomp-row-removed seccomp-deny ${f.key}`]);
+        rows++;
+      }
+    }
+    expect(rows).toBeGreaterThan(60);
+  });
+});
+
+describe("the bwrap argv, read by mount", () => {
+  it("a --perms or --size line is one mount at its destination, never an option swallowing the next", () => {
+    const argvs = listGoldens().filter((p) => /^goldens\/sandbox\/argv\/.+\.txt$/.test(p));
+    expect(argvs.length).toBeGreaterThan(0);
+    for (const p of argvs) {
+      const text = readFileSync(join(REPO_ROOT, p), "utf8");
+      const facts = parseBwrapArgv(text);
+      expect(facts.filter((f) => f.type === "bwrap-option" && /^--(perms|size|tmpfs|remount-ro)/.test(f.key)).map((f) => f.text), p).toEqual([]);
+      const modified = text.split("\n").filter((l) => l.startsWith("--perms ")).length;
+      expect(facts.filter((f) => f.type === "bwrap-mount" && f.fields.perms !== undefined).length, `${p}: mounts with --perms`).toBe(modified);
+    }
   });
 });

@@ -6,46 +6,81 @@ import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts"
 import { isWithin } from "../src/core/paths.ts";
 import { normalise } from "../src/conformance/golden.ts";
 import { matchGolden } from "../src/conformance/golden-expect.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixturePlaceholders } from "../src/conformance/host-fixtures.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixturePlaceholders, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
+import { SESSION_LIMITS } from "../src/core/sandbox/limits.ts";
+import { SECCOMP_FD } from "../src/core/sandbox/bwrap-argv.ts";
 
-const BIND_FLAGS = new Set(["--ro-bind", "--bind", "--symlink", "--dev", "--proc"]);
+const BIND_FLAGS = new Set(["--ro-bind", "--bind", "--symlink", "--dev", "--proc", "--tmpfs"]);
 
 /** Index of the last occurrence of a bind flag in argv. */
 function lastBindIndex(argv: string[]): number {
   return argv.reduce((last, tok, i) => (BIND_FLAGS.has(tok) ? i : last), -1);
 }
 
+/** Index of `--remount-ro /`, the one that makes the root read-only (placeholders have their own). */
+function rootRemountIndex(argv: string[]): number {
+  return argv.findIndex((t, i) => t === "--remount-ro" && argv[i + 1] === "/");
+}
+
 /** The properties that matter, checked beside every golden so a careless update cannot bless a regression. */
-function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bind[], argv: string[]): void {
+export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bind[], argv: string[]): void {
   const insides = table.map((b) => b.inside);
   const runIdx = insides.indexOf(spec.runDir);
   expect(runIdx, "the run directory is bound").toBeGreaterThanOrEqual(0);
   expect(table[runIdx]!.mode, "the run directory is read-write").toBe("rw");
-  expect(table.find((b) => b.inside === spec.workspace)?.mode, "the workspace is bound read-write").toBe("rw");
+  const wsIdx = insides.indexOf(spec.workspace);
+  expect(table[wsIdx]?.mode, "the workspace is bound read-write").toBe("rw");
   for (const ro of [`${spec.runDir}/bundle`, `${spec.runDir}/session.json`]) {
     const i = insides.indexOf(ro);
     expect(i, `${ro} is bound after the run directory`).toBeGreaterThan(runIdx);
     expect(table[i]!.mode, `${ro} is read-only`).toBe("ro");
   }
   const last = table.at(-1)!;
-  expect([last.inside, last.source, last.mode], "the private /tmp is the last bind").toEqual(["/tmp", `${spec.runDir}/tmp`, "rw"]);
+  expect([last.inside, last.source, last.mode], "the private /tmp is the last bind, a tmpfs").toEqual(["/tmp", null, "tmpfs"]);
+  expect(last.size, "/tmp is bounded").toBe(SESSION_LIMITS.tmpBytes.value);
+  const home = table.find((b) => b.inside === `${spec.runDir}/home`);
+  expect([home?.mode, home?.size], "HOME is a bounded tmpfs").toEqual(["tmpfs", SESSION_LIMITS.homeBytes.value]);
   for (const b of table) {
     if (b.source === null || b.mode === "symlink") continue;
     if (isWithin(b.source, spec.workspace) || isWithin(b.source, spec.runDir)) continue;
     expect(isWithin(b.source, facts.home), `bind source ${b.source} lies under the host HOME`).toBe(false);
   }
   expect(insides.includes(spec.launchSocket), "the launch socket only for a launching role").toBe(spec.mayLaunch);
-  const repoFiles = new Set([...spec.runnerFiles, spec.adapter]);
+  const repoFiles = new Set([...spec.runnerFiles, spec.adapter, facts.runnerNode]);
   for (const b of table) {
     if (b.source === null || b.mode === "symlink" || !isWithin(b.inside, spec.repo)) continue;
-    expect(repoFiles.has(b.inside) || b.inside === `${spec.repo}/node_modules`, `${b.inside}: only the runner files, the adapter and node_modules of the checkout`).toBe(true);
+    expect(repoFiles.has(b.inside) || b.inside === `${spec.repo}/node_modules`, `${b.inside}: only the runner files, the adapter, the runner's node and node_modules of the checkout`).toBe(true);
   }
   expect(table.some((b) => b.row === "node-modules"), "node_modules only for Pi").toBe(spec.harness === "pi");
   expect(table.every((b) => b.why.length > 0), "every bind has a why").toBe(true);
-  const writable = new Set([spec.workspace, spec.runDir, "/tmp"]);
+  // Protected paths: after the workspace, each read-only (or the .git mount point), none writable but .git.
+  const prot = table.map((b, i) => ({ b, i })).filter(({ b }) => b.row === "protected");
+  expect(prot.length, "the workspace's code-that-runs-later is protected").toBeGreaterThan(0);
+  for (const { b, i } of prot) {
+    expect(i, `${b.inside} is protected after the workspace bind`).toBeGreaterThan(wsIdx);
+    expect(isWithin(b.inside, spec.workspace), `${b.inside} lies in the workspace`).toBe(true);
+    if (b.mode === "rw") expect(b.inside, "only .git itself stays writable, as a mount point").toBe(`${spec.workspace}/.git`);
+    else expect(["ro", "ro-empty"], `${b.inside} is read-only`).toContain(b.mode);
+  }
+  for (const p of [".git/hooks", ".git/config", ".mcp.json", ".claude", ".vscode", ".envrc"]) {
+    expect(insides, `${p} is protected`).toContain(`${spec.workspace}/${p}`);
+  }
+
+  const remount = rootRemountIndex(argv);
+  expect(remount, "--remount-ro / is present").toBeGreaterThan(0);
+  // Writable: the workspace and its .git (a mount point, when it exists), the run directory, and
+  // the two bounded tmpfs mounts (HOME, /tmp). Everything else is read-only.
+  const gitDir = `${spec.workspace}/.git`;
+  const hasGitBind = table.some((b) => b.inside === gitDir && b.mode === "rw");
+  const writable = new Set([spec.workspace, spec.runDir, ...(hasGitBind ? [gitDir] : [])]);
+  const tmpfs = new Set(["/tmp", `${spec.runDir}/home`]);
   for (const b of table) {
     if (writable.has(b.inside)) continue;
-    expect(["ro", "symlink", "private"], `${b.inside} is read-only: only the workspace, the run directory and the private /tmp are writable`).toContain(b.mode);
+    if (tmpfs.has(b.inside)) {
+      expect([b.mode, typeof b.size], `${b.inside} is a bounded tmpfs`).toEqual(["tmpfs", "number"]);
+      continue;
+    }
+    expect(["ro", "symlink", "private", "ro-empty"], `${b.inside} is read-only: only the workspace, its .git, the run directory and the bounded tmpfs mounts are writable`).toContain(b.mode);
   }
   for (const p of ["/dev", "/proc"]) {
     const b = table.find((x) => x.inside === p);
@@ -53,26 +88,32 @@ function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bind[], ar
   }
 
   const rwDests = argv.flatMap((t, i) => (t === "--bind" ? [argv[i + 2]] : []));
-  expect(rwDests.sort(), "argv binds only the workspace, the run directory and /tmp read-write").toEqual([...writable].sort());
+  expect(rwDests.sort(), "argv binds only the workspace, its .git and the run directory read-write").toEqual([...writable].sort());
   expect(argv.filter((t) => t === "--dev-bind" || t === "--dev-bind-try" || t === "--bind-try"), "no host devices, no optional binds").toEqual([]);
   expect(argv.slice(argv.indexOf("--dev"), argv.indexOf("--dev") + 2), "a private /dev").toEqual(["--dev", "/dev"]);
   expect(argv.slice(argv.indexOf("--proc"), argv.indexOf("--proc") + 2), "a /proc of the session's own PID namespace").toEqual(["--proc", "/proc"]);
-  const remount = argv.indexOf("--remount-ro");
-  expect(argv[remount + 1]).toBe("/");
   expect(remount, "--remount-ro / comes after every bind").toBeGreaterThan(lastBindIndex(argv));
   const dd = argv.indexOf("--");
-  expect(argv.slice(dd + 1, dd + 5), "the runner starts under setpriv's parent-death signal").toEqual(["setpriv", "--pdeathsig", "KILL", "--"]);
-  expect(argv.slice(0, 5)).toEqual(["bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--as-pid-1"]);
-  expect(argv).not.toContain("--die-with-parent");
-  const home = argv.indexOf("HOME");
-  expect([argv[home - 1], argv[home + 1]], "HOME is the run's own home/").toEqual(["--setenv", `${spec.runDir}/home`]);
+  expect(argv.slice(dd + 1), "the runner starts under setpriv's parent-death signal, prlimit's task bound, on the execute-only node").toEqual([
+    "setpriv", "--pdeathsig", "KILL", "--", "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, "--", facts.runnerNode, spec.runner, spec.runDir,
+  ]);
+  expect(argv.slice(0, 5), "the session has its own user, PID and IPC namespaces").toEqual(["bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--as-pid-1"]);
+  const before = argv.slice(0, dd);
+  const pair = (a: string, b: string) => before.some((t, i) => t === a && before[i + 1] === b);
+  expect(pair("--cap-drop", "ALL"), "every capability is dropped").toBe(true);
+  expect(before, "user namespaces are disabled inside, and bwrap asserts it").toEqual(expect.arrayContaining(["--disable-userns", "--assert-userns-disabled"]));
+  expect(before, "no controlling terminal").toContain("--new-session");
+  expect(pair("--seccomp", String(SECCOMP_FD)), "the seccomp filter is read from its descriptor").toBe(true);
+  expect(before).not.toContain("--die-with-parent");
+  const homeEnv = argv.indexOf("HOME");
+  expect([argv[homeEnv - 1], argv[homeEnv + 1]], "HOME is the run's own home/").toEqual(["--setenv", `${spec.runDir}/home`]);
 }
 
 describe("sandbox plan goldens", () => {
   for (const [layout, { why: layoutWhy, facts }] of Object.entries(HOST_LAYOUTS)) {
     for (const [roleName, { why, spec }] of Object.entries(ROLE_CASES)) {
       it(`${layout} / ${roleName}`, async () => {
-        const table = binds(spec, facts);
+        const table = binds(spec, facts, fixtureWorkspaceView(spec));
         const argv = bwrapArgv(spec, facts, table);
         assertInvariants(spec, facts, table, argv);
         const ph = fixturePlaceholders(spec, facts);
@@ -85,7 +126,7 @@ describe("sandbox plan goldens", () => {
 
 describe("host layouts change only their own rows", () => {
   const spec = ROLE_CASES["claude-coder"]!.spec;
-  const rows = (layout: string) => binds(spec, HOST_LAYOUTS[layout]!.facts);
+  const rows = (layout: string) => binds(spec, HOST_LAYOUTS[layout]!.facts, fixtureWorkspaceView(spec));
 
   it("split-usr binds real top directories read-only instead of links", () => {
     const top = rows("split-usr").filter((b) => b.row === "top-link");
@@ -106,7 +147,7 @@ describe("host layouts change only their own rows", () => {
     expect(rows("claude-outside-usr").filter((b) => b.row === "claude-bin").map((b) => [b.source, b.inside])).toEqual([
       ["/opt/claude/versions/2.1.332/claude", "/opt/claude/bin/claude"],
     ]);
-    const pi = binds(ROLE_CASES["pi-coder"]!.spec, HOST_LAYOUTS["claude-outside-usr"]!.facts);
+    const pi = binds(ROLE_CASES["pi-coder"]!.spec, HOST_LAYOUTS["claude-outside-usr"]!.facts, fixtureWorkspaceView(ROLE_CASES["pi-coder"]!.spec));
     expect(pi.some((b) => b.row === "claude-bin")).toBe(false);
   });
 });
@@ -117,13 +158,15 @@ describe("whole argv vector", () => {
     const facts = HOST_LAYOUTS["merged-usr"]!.facts;
     const run = spec.runDir;
     const ws = spec.workspace;
-    expect(bwrapArgv(spec, facts, binds(spec, facts))).toEqual([
+    expect(bwrapArgv(spec, facts, binds(spec, facts, fixtureWorkspaceView(spec)))).toEqual([
       "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--as-pid-1",
+      "--cap-drop", "ALL", "--disable-userns", "--assert-userns-disabled", "--new-session", "--seccomp", "3",
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
       "--ro-bind", "/etc", "/etc",
       "--dev", "/dev",
       "--proc", "/proc",
+      "--ro-bind", facts.runnerNode, facts.runnerNode,
       "--ro-bind", "/srv/mosaic/src/host/runner.ts", "/srv/mosaic/src/host/runner.ts",
       "--ro-bind", "/srv/mosaic/src/host/tool-socket.ts", "/srv/mosaic/src/host/tool-socket.ts",
       "--ro-bind", "/srv/mosaic/src/core/gate/decide.ts", "/srv/mosaic/src/core/gate/decide.ts",
@@ -131,15 +174,28 @@ describe("whole argv vector", () => {
       "--ro-bind", "/srv/mosaic/node_modules", "/srv/mosaic/node_modules",
       "--ro-bind", "/run/mosaic/bus.sock", "/run/mosaic/bus.sock",
       "--bind", ws, ws,
+      "--bind", `${ws}/.git`, `${ws}/.git`,
+      "--ro-bind", `${ws}/.git/hooks`, `${ws}/.git/hooks`,
+      "--ro-bind", `${ws}/.git/config`, `${ws}/.git/config`,
+      "--perms", "0555", "--tmpfs", `${ws}/.git/modules`, "--remount-ro", `${ws}/.git/modules`,
+      "--ro-bind", "/dev/null", `${ws}/.gitmodules`,
+      "--ro-bind", "/dev/null", `${ws}/.mcp.json`,
+      "--perms", "0555", "--tmpfs", `${ws}/.claude`, "--remount-ro", `${ws}/.claude`,
+      "--perms", "0555", "--tmpfs", `${ws}/.pi`, "--remount-ro", `${ws}/.pi`,
+      "--ro-bind", `${ws}/.vscode`, `${ws}/.vscode`,
+      "--perms", "0555", "--tmpfs", `${ws}/.idea`, "--remount-ro", `${ws}/.idea`,
+      "--perms", "0555", "--tmpfs", `${ws}/.devcontainer`, "--remount-ro", `${ws}/.devcontainer`,
+      "--ro-bind", "/dev/null", `${ws}/.envrc`,
       "--bind", run, run,
       "--ro-bind", `${run}/bundle`, `${run}/bundle`,
       "--ro-bind", `${run}/session.json`, `${run}/session.json`,
-      "--bind", `${run}/tmp`, "/tmp",
+      "--perms", "0700", "--size", String(64 * 1024 * 1024), "--tmpfs", `${run}/home`,
+      "--perms", "1777", "--size", String(256 * 1024 * 1024), "--tmpfs", "/tmp",
       "--remount-ro", "/",
       "--setenv", "HOME", `${run}/home`,
       "--setenv", "TMPDIR", "/tmp",
       "--chdir", run,
-      "--", "setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/node", "/srv/mosaic/src/host/runner.ts", run,
+      "--", "setpriv", "--pdeathsig", "KILL", "--", "prlimit", "--nproc=512", "--", facts.runnerNode, "/srv/mosaic/src/host/runner.ts", run,
     ]);
   });
 });

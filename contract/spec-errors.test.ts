@@ -1,13 +1,16 @@
 import { describe, expect, it } from "vitest";
+import type { FsView } from "../src/core/gate/fs-view.ts";
 import { binds } from "../src/core/sandbox/binds.ts";
 import { parseSandboxSpec } from "../src/core/sandbox/spec-schema.ts";
 import { MosaicError } from "../src/core/errors.ts";
 import type { SandboxSpec } from "../src/core/sandbox/types.ts";
-import { HOST_LAYOUTS, ROLE_CASES } from "../src/conformance/host-fixtures.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
 import { matchGolden } from "../src/conformance/golden-expect.ts";
 
 const facts = HOST_LAYOUTS["merged-usr"]!.facts;
 const good = ROLE_CASES["pi-coder"]!.spec;
+/** Spec errors come before any look at the workspace: a view with nothing in it will do. */
+const EMPTY_WORKSPACE: FsView = { lstat: () => ({ kind: "missing" }) };
 
 /** Each bad spec, the field the error must name, and its code. */
 const BAD: ReadonlyArray<[name: string, patch: Partial<Record<keyof SandboxSpec, unknown>>, field: string, code: string]> = [
@@ -37,7 +40,7 @@ const BAD: ReadonlyArray<[name: string, patch: Partial<Record<keyof SandboxSpec,
 
 function attempt(spec: SandboxSpec): MosaicError {
   try {
-    binds(spec, facts);
+    binds(spec, facts, EMPTY_WORKSPACE);
   } catch (e) {
     if (e instanceof MosaicError) return e;
     throw e;
@@ -64,8 +67,11 @@ describe("a bad spec gets a typed error naming the field, and no binds", () => {
 describe("host facts the sandbox cannot honour", () => {
   it("node under /tmp is refused: the private /tmp would hide it", () => {
     const onTmp = { ...facts, node: { path: "/tmp/ci/node_modules/node/bin/node", realPath: "/tmp/ci/node_modules/node/bin/node" } };
-    expect(() => binds(good, onTmp)).toThrowError(expect.objectContaining({ code: "under-tmp", field: "hostFacts.node" }));
-    expect(binds(good, facts).length, "positive control: the same spec with node outside /tmp plans").toBeGreaterThan(0);
+    expect(() => binds(good, onTmp, fixtureWorkspaceView(good))).toThrowError(expect.objectContaining({ code: "under-tmp", field: "hostFacts.node" }));
+    expect(binds(good, facts, fixtureWorkspaceView(good)).length, "positive control: the same spec with node outside /tmp plans").toBeGreaterThan(0);
+  });
+  it("the runner's node under /tmp is refused too", () => {
+    expect(() => binds(good, { ...facts, runnerNode: "/tmp/state/runner-node/node" }, fixtureWorkspaceView(good))).toThrowError(expect.objectContaining({ code: "under-tmp", field: "hostFacts.runnerNode" }));
   });
 });
 

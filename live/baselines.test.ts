@@ -7,7 +7,7 @@ import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { diffFacts, readClaudeFacts, readPiFacts } from "../src/conformance/baseline-facts.ts";
 import { BASELINE_SOURCES, diffBaselines, loadBaseline, readBaseline, type Baseline } from "../src/conformance/baselines.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { HOST_LAYOUTS, ROLE_CASES } from "../src/conformance/host-fixtures.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import type { SessionSetup } from "../src/conformance/live-session.ts";
 import { startSessionSetup } from "../src/conformance/memory-probe.ts";
@@ -41,7 +41,7 @@ describe("baselines match the real binaries", () => {
     const used = new Set<string>();
     for (const layout of Object.values(HOST_LAYOUTS)) {
       for (const { spec } of Object.values(ROLE_CASES)) {
-        const argv = bwrapArgv(spec, layout.facts, binds(spec, layout.facts));
+        const argv = bwrapArgv(spec, layout.facts, binds(spec, layout.facts, fixtureWorkspaceView(spec)));
         for (const o of argv.slice(1, argv.indexOf("--")).filter((t) => t.startsWith("--"))) used.add(o);
       }
     }

@@ -11,7 +11,8 @@ import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
-import { runProcess } from "../src/conformance/run-process.ts";
+import { runConfined } from "../src/conformance/sandbox-run.ts";
+import { realFsView } from "../src/host/fs-view.ts";
 import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
 import { loadModelScript } from "../src/conformance/model-script/format.ts";
 import type { ScriptFailure } from "../src/conformance/model-script/record.ts";
@@ -114,7 +115,8 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
       cli = [CLAUDE, "-p", "go", "--output-format", "stream-json", "--verbose", "--permission-mode", "dontAsk", "--allowedTools", "Bash", "--tools", "Bash", "--setting-sources", "", "--model", "claude-sonnet-4-5"];
       Object.assign(env, { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: STAND_IN_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" });
     } else {
-      const agentDir = join(spec.runDir, "home/.pi-agent");
+      // HOME is a tmpfs inside; the agent dir lives in the run directory, as the Pi adapter puts it.
+      const agentDir = join(spec.runDir, "session/pi-agent");
       mkdirSync(agentDir, { recursive: true });
       writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { scripted: { baseUrl: url, api: "anthropic-messages", apiKey: STAND_IN_KEY, models: [{ id: "scripted-model", name: "scripted" }] } } }));
       writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
@@ -124,7 +126,7 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
     // The adapters cd into the workspace; bwrap starts in the run directory.
     const inner = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', spec.workspace, ...cli];
     const full = [...argv.slice(0, dd + 1), ...inner];
-    const r = await runProcess(full[0]!, full.slice(1), { env, timeoutMs: 50_000 });
+    const r = await runConfined({ command: full, env: env as Record<string, string>, facts, timeoutMs: 50_000 });
     const bodies = api.messageBodies();
     const toolResult = toolResultsIn(bodies[1]).join("\n");
     const answers = Object.fromEntries([...toolResult.matchAll(/^([a-z-]+) (yes|no)$/gm)].map((m) => [m[1]!, m[2]!]));
@@ -156,7 +158,7 @@ describe("real sessions in real bwrap sandboxes keep the stand-in secrets out of
   for (const harness of ["claude-code", "pi"] as const) {
     it(`${harness}: the model's shell reaches its workspace, /tmp and HOME, and nothing of the founder's`, async () => {
       const { spec, facts } = prepareRun(`${harness}-confined`, harness);
-      const out = await runSession(spec, facts, binds(spec, facts));
+      const out = await runSession(spec, facts, binds(spec, facts, realFsView()));
       expect(out.bodies.length, `the CLI made both model calls; stderr: ${out.stderr.slice(0, 600)}`).toBe(2);
       expect(out.answers).toEqual(CONFINED);
       expect(out.failures, "every request was the script's").toEqual([]);
@@ -167,7 +169,7 @@ describe("real sessions in real bwrap sandboxes keep the stand-in secrets out of
 
     it(`${harness}: breaking it on purpose, with the founder's HOME bound in, the secrets reach the model`, async () => {
       const { spec, facts } = prepareRun(`${harness}-broken`, harness);
-      const out = await runSession(spec, facts, withFounderHome(binds(spec, facts)));
+      const out = await runSession(spec, facts, withFounderHome(binds(spec, facts, realFsView())));
       expect(out.bodies.length, `stderr: ${out.stderr.slice(0, 600)}`).toBe(2);
       expect(out.answers).toEqual({ ...CONFINED, "read-ssh-key": "yes", "read-stand-in-env": "yes", "read-mosaic": "yes", "read-git-credentials": "yes" });
       expect(toolResultsIn(out.bodies[1]).join("\n").includes(SECRET), "with the door open the secret reaches the model").toBe(true);

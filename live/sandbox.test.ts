@@ -12,6 +12,8 @@ import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
+import { runConfined } from "../src/conformance/sandbox-run.ts";
+import { realFsView } from "../src/host/fs-view.ts";
 
 const facts: HostFacts = readHostFacts({ repo: REPO_ROOT });
 const it = liveIt("bwrap with user namespaces", checkoutProblem(REPO_ROOT) ?? sandboxProblem(facts));
@@ -27,7 +29,7 @@ beforeAll(async () => {
   const repo = join(r, "repo");
   const run = join(r, "data/runs/r1");
   const ws = join(r, "data/workspaces/acme/coder");
-  for (const d of [join(repo, "src"), join(repo, "adapters"), ws, join(run, "bundle"), join(run, "home"), join(run, "tmp"), join(r, "data/workspaces/acme/other"), join(r, "sock")]) mkdirSync(d, { recursive: true });
+  for (const d of [join(repo, "src"), join(repo, "adapters"), ws, join(run, "bundle"), join(run, "home"), join(r, "data/workspaces/acme/other"), join(r, "sock")]) mkdirSync(d, { recursive: true });
   writeFileSync(join(repo, "src/runner.ts"), "// stand-in runner: the live shell replaces it\n");
   writeFileSync(join(repo, "adapters/adapter.sh"), "exit 0\n");
   writeFileSync(join(repo, "AGENTS.md"), "the checkout beyond the runner files\n");
@@ -54,18 +56,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise<void>((ok) => (broker ? broker.close(() => ok()) : ok()));
-  spawnSync("rm", ["-f", HOST_TMP_MARK]);
+  spawnSync("rm", ["-f", HOST_TMP_MARK, `/tmp/inside-${process.pid}`]);
   scratch?.remove();
 });
 
 /** Runs a shell script in place of the runner, with the argv built for the spec, and returns its lines. */
-function confinedShell(table: Bind[], script: string, argvEdit: (a: string[]) => string[] = (a) => a): { status: number | null; out: string; err: string } {
+async function confinedShell(table: Bind[], script: string, argvEdit: (a: string[]) => string[] = (a) => a): Promise<{ status: number | null; out: string; err: string }> {
   const argv = argvEdit(bwrapArgv(spec, facts, table));
   const dd = argv.lastIndexOf("--");
-  const full = [...argv.slice(0, dd + 1), "/bin/sh", "-c", script];
-  const r = spawnSync(full[0]!, full.slice(1), { encoding: "utf8", env: sessionEnv(process.env), timeout: 20_000 });
+  const r = await runConfined({ command: [...argv.slice(0, dd + 1), "/bin/sh", "-c", script], env: sessionEnv(process.env), facts, timeoutMs: 20_000 });
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
+const planned = () => binds(spec, facts, realFsView());
 
 /** Each probe prints "name yes|no"; the checks below read them. */
 const PROBES = (ws: string, run: string, repo: string) => `
@@ -76,7 +78,7 @@ N=home-is-run t test "$HOME" = "${run}/home"
 N=tmpdir-is-tmp t test "$TMPDIR" = /tmp
 N=ws-writable t sh -c 'echo from-sandbox > "${ws}/made-inside"'
 N=run-writable t sh -c 'echo x > "${run}/turn.done"'
-N=tmp-writable t sh -c 'echo x > /tmp/inside'
+N=tmp-writable t sh -c 'echo x > /tmp/inside-${process.pid}'
 N=bundle-writable t sh -c 'echo x > "${run}/bundle/policy.json"'
 N=session-writable t sh -c 'echo x > "${run}/session.json"'
 N=host-tmp-visible t test -e "${HOST_TMP_MARK}"
@@ -92,8 +94,8 @@ function answers(out: string): Record<string, string> {
 }
 
 describe("a real bwrap sandbox built from bwrapArgv()", () => {
-  it("confines a shell as the bind table says", () => {
-    const r = confinedShell(binds(spec, facts), PROBES(spec.workspace, spec.runDir, spec.repo));
+  it("confines a shell as the bind table says", async () => {
+    const r = await confinedShell(planned(), PROBES(spec.workspace, spec.runDir, spec.repo));
     expect(r.err).toBe("");
     expect(answers(r.out)).toEqual({
       "root-writable": "no",
@@ -115,27 +117,28 @@ describe("a real bwrap sandbox built from bwrapArgv()", () => {
     // The effect, seen from outside: the workspace write landed, the bundle is unchanged.
     expect(readFileSync(join(spec.workspace, "made-inside"), "utf8")).toBe("from-sandbox\n");
     expect(readFileSync(join(spec.runDir, "bundle/policy.json"), "utf8")).toBe("{}\n");
-    expect(existsSync(join(spec.runDir, "tmp/inside")), "the private /tmp is the run's tmp/").toBe(true);
+    expect(existsSync(`/tmp/inside-${process.pid}`), "the private /tmp is a tmpfs, not the host's /tmp").toBe(false);
   });
 
-  it("breaking it on purpose: each removed protection lets exactly its attack through", () => {
+  it("breaking it on purpose: each removed protection lets exactly its attack through", async () => {
     const script = PROBES(spec.workspace, spec.runDir, spec.repo);
-    const good = answers(confinedShell(binds(spec, facts), script).out);
+    const good = answers((await confinedShell(planned(), script)).out);
 
-    const noRemount = answers(confinedShell(binds(spec, facts), script, (a) => {
-      const i = a.indexOf("--remount-ro");
+    const noRemount = answers((await confinedShell(planned(), script, (a) => {
+      const i = a.findIndex((t, k) => t === "--remount-ro" && a[k + 1] === "/");
       return [...a.slice(0, i), ...a.slice(i + 2)];
-    }).out);
+    })).out);
     expect(diff(good, noRemount)).toEqual({ "root-writable": "yes" });
 
-    const noBundleRo = answers(confinedShell(binds(spec, facts).filter((b) => b.row !== "bundle"), script).out);
+    const noBundleRo = answers((await confinedShell(planned().filter((b) => b.row !== "bundle"), script)).out);
     expect(diff(good, noBundleRo)).toEqual({ "bundle-writable": "yes" });
     writeFileSync(join(spec.runDir, "bundle/policy.json"), "{}\n");
 
-    const checkoutBound = answers(confinedShell([...binds(spec, facts).slice(0, -1), { source: spec.repo, inside: spec.repo, mode: "ro", why: "broken on purpose", row: "runner-file" }, binds(spec, facts).at(-1)!], script).out);
+    const checkoutBound = answers((await confinedShell([...planned().slice(0, -1), { source: spec.repo, inside: spec.repo, mode: "ro", why: "broken on purpose", row: "runner-file" }, planned().at(-1)!], script)).out);
     expect(diff(good, checkoutBound)).toEqual({ "checkout-visible": "yes" });
 
-    const noPrivateTmp = answers(confinedShell(binds(spec, facts).slice(0, -1), script, (a) => [...a.slice(0, a.indexOf("--remount-ro")), "--bind", "/tmp", "/tmp", ...a.slice(a.indexOf("--remount-ro"))]).out);
+    const rootRemount = (a: string[]) => a.findIndex((t, k) => t === "--remount-ro" && a[k + 1] === "/");
+    const noPrivateTmp = answers((await confinedShell(planned().slice(0, -1), script, (a) => [...a.slice(0, rootRemount(a)), "--bind", "/tmp", "/tmp", ...a.slice(rootRemount(a))])).out);
     expect(diff(good, noPrivateTmp)).toEqual({ "host-tmp-visible": "yes" });
   });
 });

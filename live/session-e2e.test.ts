@@ -1,3 +1,4 @@
+import { realFsView } from "../src/host/fs-view.ts";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
@@ -77,7 +78,7 @@ describe("a planned Claude Code session, end to end", () => {
         { text: "turn-finished-e2e" },
       ];
       api.replaceScript(scriptOf(replies));
-      const r = await runTurn(p, binds(p.spec, p.facts), "do the task");
+      const r = await runTurn(p, binds(p.spec, p.facts, realFsView()), "do the task");
       const result = r.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.type === "result");
       expect(result?.result, `no result line; stderr: ${r.stderr.slice(0, 800)}`).toBe("turn-finished-e2e");
 
@@ -120,7 +121,7 @@ describe("a planned Claude Code session, end to end", () => {
           { tool_use: { name: "Read", input: { file_path: join(p.run, "session.json") } } },
           { text: "turn-finished-arm" },
         ]));
-        const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts), "do the task");
+        const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts, realFsView()), "do the task");
         expect(r.stdout, r.stderr.slice(0, 800)).toContain("turn-finished-arm");
         const seen = toolResultsIn(api.messageBodies().at(-1));
         if (arm.blockedBy === null) expect(seen[0], "with both layers gone the read goes through").toContain(stand.secret);
@@ -149,7 +150,7 @@ describe("a planned Pi session, end to end", () => {
         { tool_use: { name: "read", input: { path: "@inside.txt" } } },
         { text: "turn-finished-pi" },
       ]));
-      const r = await runTurn(p, binds(p.spec, p.facts), "do the task");
+      const r = await runTurn(p, binds(p.spec, p.facts, realFsView()), "do the task");
       expect(r.status, `pi failed: ${r.stderr.slice(0, 800)}`).toBe(0);
       expect(r.stdout.trim()).toBe("turn-finished-pi");
       const bodies = api.messageBodies();
@@ -183,7 +184,7 @@ describe("a planned Pi session, end to end", () => {
         { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
         { text: "turn-finished-noext" },
       ]));
-      const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts), "do the task");
+      const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts, realFsView()), "do the task");
       expect(r.stdout.trim(), r.stderr.slice(0, 800)).toBe("turn-finished-noext");
       expect(toolResultsIn(api.messageBodies().at(-1))[0], "with no gate the read goes through").toContain(stand.secret);
       if (p.plan.turnEnd.kind === "marker") expect(existsSync(p.plan.turnEnd.file), "no extension, no marker: the runner would fail this turn").toBe(false);

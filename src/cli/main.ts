@@ -5,6 +5,7 @@ import { isMosaicError } from "../core/errors.ts";
 import { parseSandboxSpec } from "../core/sandbox/spec-schema.ts";
 import { readHostFacts } from "../host/host-facts.ts";
 import { sandboxProblem } from "../host/sandbox-probe.ts";
+import { realFsView } from "../host/fs-view.ts";
 import { USAGE, parseCliArgs } from "./args.ts";
 import { planReport, renderPlanText } from "./plan-report.ts";
 
@@ -29,7 +30,7 @@ function main(argv: string[]): number {
   try {
     const spec = parseSandboxSpec(doc);
     const facts = readHostFacts({ repo: spec.repo });
-    const report = planReport(spec, facts, sandboxProblem(facts));
+    const report = planReport(spec, facts, sandboxProblem(facts), realFsView());
     process.stdout.write(cmd.json ? JSON.stringify(report, null, 2) + "\n" : renderPlanText(report));
     return report.probe.ok ? 0 : 3;
   } catch (e) {

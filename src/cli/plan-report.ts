@@ -1,3 +1,4 @@
+import type { FsView } from "../core/gate/fs-view.ts";
 import { binds } from "../core/sandbox/binds.ts";
 import { bwrapArgv } from "../core/sandbox/bwrap-argv.ts";
 import { renderArgvLines, renderBindLines } from "../core/sandbox/render.ts";
@@ -11,8 +12,8 @@ export interface PlanReport {
 }
 
 /** The whole plan for one spec on one host; throws a MosaicError for a bad spec. */
-export function planReport(spec: SandboxSpec, facts: HostFacts, problem: string | null): PlanReport {
-  const table = binds(spec, facts);
+export function planReport(spec: SandboxSpec, facts: HostFacts, problem: string | null, fs: FsView): PlanReport {
+  const table = binds(spec, facts, fs);
   return { spec, binds: table, argv: bwrapArgv(spec, facts, table), probe: { ok: problem === null, bwrapVersion: facts.bwrapVersion, problem } };
 }
 

@@ -1,4 +1,6 @@
+import type { FsView } from "../core/gate/fs-view.ts";
 import type { HostFacts, SandboxSpec } from "../core/sandbox/types.ts";
+import { memoryView } from "./tree.ts";
 
 /** Frozen host layouts the contract tier plans against: no test reads the real machine. */
 const MERGED = {
@@ -15,6 +17,10 @@ const base = {
   nodeModulesRealPath: "/srv/mosaic/node_modules",
   home: "/home/founder",
   bwrapVersion: "bubblewrap 0.8.0",
+  arch: "x64",
+  runnerNode: "/srv/mosaic/.scratch/state/runner-node/node-24.21.0-126595440",
+  pidsCgroup: null,
+  uid: 1000,
 } satisfies HostFacts;
 
 export const HOST_LAYOUTS: Readonly<Record<string, { why: string; facts: HostFacts }>> = {
@@ -67,4 +73,17 @@ export const ROLE_CASES: Readonly<Record<string, RoleCase>> = {
 /** Placeholders for the fixtures' machine-specific paths, as goldens show them. */
 export function fixturePlaceholders(spec: SandboxSpec, facts: HostFacts): Record<string, string> {
   return { "<run>": spec.runDir, "<ws>": spec.workspace, "<home>": facts.home, "<repo>": spec.repo };
+}
+
+/**
+ * The fixtures' workspaces as the planner sees them: a git repository with its hooks and config and
+ * a .vscode directory; everything else protected is absent, so the goldens show both kinds of row.
+ */
+export function fixtureWorkspaceView(spec: SandboxSpec): FsView {
+  return memoryView({
+    [`${spec.workspace}/.git/hooks`]: "dir",
+    [`${spec.workspace}/.git/config`]: "file",
+    [`${spec.workspace}/.vscode`]: "dir",
+    [`${spec.workspace}/README.md`]: "file",
+  });
 }

@@ -17,7 +17,9 @@ import { readLaunchFacts } from "../host/launch-facts.ts";
 import { warmGateCache } from "../host/warm-gate-cache.ts";
 import { writeBundle } from "../host/write-bundle.ts";
 import { REPO_ROOT } from "./golden.ts";
-import { runProcess, type ProcessResult } from "./run-process.ts";
+import type { ProcessResult } from "./run-process.ts";
+import { runConfined } from "./sandbox-run.ts";
+import { realFsView } from "../host/fs-view.ts";
 
 export const CLAUDE_BIN = join(REPO_ROOT, "node_modules/.bin/claude");
 
@@ -36,7 +38,10 @@ export type LiveSession = {
   facts: HostFacts;
   ws: string;
   run: string;
-  /** The session's HOME inside the sandbox: `<run>/home`. */
+  /**
+   * What the session's HOME holds when the CLI starts: `<run>/home-seed`, copied into the HOME
+   * tmpfs (`<run>/home`) first, as an earlier turn of the session would have left it.
+   */
   home: string;
   /** Packages the gate's entry loads: none, since Claude Code's sandbox has no node_modules. */
   gatePackages: string[];
@@ -47,9 +52,9 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
   const R = setup.root;
   const ws = join(R, "data/workspaces/acme", name);
   const run = join(R, "data/runs", name);
-  const home = join(run, "home");
-  for (const d of [ws, home, join(run, "tmp"), join(run, "turns")]) mkdirSync(d, { recursive: true });
-  chmodSync(home, 0o700);
+  const home = join(run, "home-seed");
+  for (const d of [ws, home, join(run, "home"), join(run, "turns")]) mkdirSync(d, { recursive: true });
+  chmodSync(join(run, "home"), 0o700);
   // The host's record of the session; binds() mounts it read-only, so it must exist.
   writeFileSync(join(run, "session.json"), JSON.stringify({ run: name }) + "\n");
 
@@ -112,11 +117,11 @@ export function dropAdapterFlags(plan: LaunchPlan, drop: ReadonlyArray<string | 
  * The adapter's command, in the workspace, inside the sandbox, with the message appended. The
  * turn's stdout and stderr also go to `<run>/turns/turn.log`, which a failed test keeps.
  */
-export async function runLiveTurn(s: LiveSession, message: string, table: Bind[] = binds(s.spec, s.facts)): Promise<ProcessResult> {
+export async function runLiveTurn(s: LiveSession, message: string, table: Bind[] = binds(s.spec, s.facts, realFsView())): Promise<ProcessResult> {
   const argv = bwrapArgv(s.spec, s.facts, table);
   const dd = argv.lastIndexOf("--");
-  const inner = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', s.plan.adapter.cwd, ...s.plan.adapter.argv, message];
-  const r = await runProcess(argv[0]!, [...argv.slice(1, dd + 1), ...inner], { env: s.plan.adapter.env, timeoutMs: 60_000 });
+  const inner = ["/bin/sh", "-c", 'cp -a "$0/." "$HOME/" && cd "$1" && shift 2 && exec "$@"', s.home, s.plan.adapter.cwd, "_", ...s.plan.adapter.argv, message];
+  const r = await runConfined({ command: [...argv.slice(0, dd + 1), ...inner], env: s.plan.adapter.env, facts: s.facts, timeoutMs: 60_000 });
   appendFileSync(join(s.run, "turns/turn.log"), [`$ ${s.plan.adapter.argv.join(" ")} ${message}`, `exit ${r.status} signal ${r.signal} timedOut ${r.timedOut}`, "-- stdout", r.stdout, "-- stderr", r.stderr, ""].join("\n"));
   return r;
 }

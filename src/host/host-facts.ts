@@ -3,10 +3,18 @@ import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { TOP_LINKS, type HostFacts, type TopEntry } from "../core/sandbox/types.ts";
+import { findPidsCgroup } from "./pids-cgroup.ts";
+import { runnerNodePath } from "./runner-node.ts";
+
+/** The host's own state (the runner's execute-only node): MOSAIC_STATE_DIR, else under the checkout's ignored .scratch/. */
+export function stateDirOf(repo: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env.MOSAIC_STATE_DIR || join(repo, ".scratch", "state");
+}
 
 /** Reads the facts the sandbox decisions need from this machine. No decision is made here. */
-export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwrap?: string }): HostFacts {
+export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwrap?: string; stateDir?: string }): HostFacts {
   const env = opts.env ?? process.env;
+  const uid = process.getuid?.() ?? -1;
   const top = Object.fromEntries(TOP_LINKS.map((p) => [p, readTop(p)])) as HostFacts["top"];
   const claudePath = claudeOnHost(env);
   return {
@@ -16,6 +24,10 @@ export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwr
     nodeModulesRealPath: safeRealpath(join(opts.repo, "node_modules")),
     home: env.HOME ?? homedir(),
     bwrapVersion: readBwrapVersion(opts.bwrap ?? "bwrap"),
+    arch: process.arch,
+    runnerNode: runnerNodePath(opts.stateDir ?? stateDirOf(opts.repo, env), process.execPath, process.versions.node),
+    pidsCgroup: uid === 0 ? findPidsCgroup() : null,
+    uid,
   };
 }
 

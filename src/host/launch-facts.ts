@@ -70,7 +70,7 @@ export function readLaunchFacts(opts: { repo: string; runDir: string; env: NodeJ
       pi: readBinaryFacts("pi", join(opts.repo, "node_modules/.bin/pi")),
       "claude-code": readBinaryFacts("claude-code", claude),
     },
-    sandboxProblem: sandboxProblem(readHostFacts({ repo: opts.repo, env: opts.env }), opts.bwrap),
+    sandboxProblem: sandboxProblem(readHostFacts({ repo: opts.repo, env: opts.env }), { bwrap: opts.bwrap }),
     digests: readSourceDigests(opts.repo),
   };
 }

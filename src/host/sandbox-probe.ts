@@ -1,24 +1,95 @@
 import { spawnSync } from "node:child_process";
-import { systemBinds } from "../core/sandbox/binds.ts";
-import { NAMESPACES, bindArgs } from "../core/sandbox/bwrap-argv.ts";
+import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { sha256Bytes } from "../core/bundle/digest.ts";
+import { SECCOMP_FD } from "../core/sandbox/bwrap-argv.ts";
+import { SESSION_LIMITS } from "../core/sandbox/limits.ts";
+import { hostProblem, probeSteps } from "../core/sandbox/probe-plan.ts";
+import { seccompArchOf, seccompProgram } from "../core/sandbox/seccomp.ts";
 import type { HostFacts } from "../core/sandbox/types.ts";
+import { makeSessionCgroup, removeSessionCgroup } from "./pids-cgroup.ts";
+import { prepareRunnerNode } from "./runner-node.ts";
+import { findOnPath } from "./host-facts.ts";
 
 export const BWRAP_MISSING_HINT = "install it with `apt-get install bubblewrap` (Debian, Ubuntu) or your distribution's bubblewrap package";
+export const PROBE_TIMEOUT_MS = 10_000;
+
+/** The seccomp program for this host, written once under the state dir; bwrap reads it from a descriptor. */
+export function prepareSeccompFile(stateDir: string, arch: string, bytes?: Uint8Array): string {
+  const a = seccompArchOf(arch);
+  if (a === undefined) throw new Error(`no seccomp filter for ${arch}`);
+  bytes ??= seccompProgram(a).bytes;
+  const dir = join(stateDir, "seccomp");
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const file = join(dir, `${a}-${sha256Bytes(bytes).slice(0, 16)}.bpf`);
+  writeFileSync(file, bytes, { mode: 0o644 });
+  return file;
+}
+
+type Run = (args: string[]) => { ok: true } | { ok: false; line: string };
+
+function runBwrap(bwrap: string, seccompFile: string, cgroupProcs: string | null, timeoutMs: number): Run {
+  return (args) => {
+    const fd = openSync(seccompFile, "r");
+    try {
+      const [cmd, argv] = cgroupProcs === null ? [bwrap, args] : ["/bin/sh", ["-c", 'echo $$ > "$0" && exec "$@"', cgroupProcs, bwrap, ...args]];
+      const stdio: Array<"ignore" | "pipe" | number> = ["ignore", "ignore", "pipe"];
+      stdio[SECCOMP_FD] = fd;
+      const r = spawnSync(cmd, argv, { encoding: "utf8", stdio, timeout: timeoutMs, killSignal: "SIGKILL" });
+      if (r.error) {
+        const code = (r.error as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") return { ok: false, line: `bwrap is missing (${bwrap} not found): ${BWRAP_MISSING_HINT}` };
+        if (code === "ETIMEDOUT") return { ok: false, line: `bwrap (${bwrap}) did not finish within ${timeoutMs / 1000} s` };
+        return { ok: false, line: `bwrap could not be run (${bwrap}): ${r.error.message}` };
+      }
+      if (r.status === 0) return { ok: true }; // safety: probe-always-ok
+      const first = (r.stderr ?? "").split("\n").find((l) => l.trim() !== "");
+      return { ok: false, line: first?.trim() ?? `bwrap exited ${r.status ?? r.signal} with no message` };
+    } finally {
+      closeSync(fd);
+    }
+  };
+}
 
 /**
- * Proves bwrap can build a session's namespaces and system binds here, by running `true` in them.
- * Returns null when it can, else one line saying what is wrong: bwrap's own first stderr line,
- * or that bwrap is missing and how to get it.
+ * Proves bwrap can build a session's sandbox here with every namespace, capability drop, seccomp
+ * filter, tmpfs bound and runner command the session will get. Returns null when it can, else one
+ * line naming what this host lacks. There is no weaker fallback: a host that cannot apply one of
+ * them refuses sandbox-unavailable.
  */
-export function sandboxProblem(facts: HostFacts, bwrap = "bwrap"): string | null {
-  const argv = [...NAMESPACES, ...systemBinds(facts).flatMap(bindArgs), "--", "true"];
-  const r = spawnSync(bwrap, argv, { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
-  if (r.error) {
-    const code = (r.error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return `bwrap is missing (${bwrap} not found): ${BWRAP_MISSING_HINT}`;
-    return `bwrap could not be run (${bwrap}): ${r.error.message}`;
+export function sandboxProblem(facts: HostFacts, opts: { bwrap?: string; stateDir?: string; timeoutMs?: number } = {}): string | null {
+  const bwrap = opts.bwrap ?? "bwrap";
+  const pre = hostProblem(facts);
+  if (pre !== null) return pre;
+  // Looked up first: as root the probe runs behind the cgroup's shell, which would hide an ENOENT.
+  if (!(bwrap.includes("/") ? existsSync(bwrap) : findOnPath(bwrap, process.env.PATH ?? "") !== undefined))
+    return `bwrap is missing (${bwrap} not found): ${BWRAP_MISSING_HINT}`;
+  // The runner's node lives at <stateDir>/runner-node/<name>.
+  const dir = opts.stateDir ?? dirname(dirname(facts.runnerNode));
+  let cgroup: string | null = null;
+  try {
+    prepareRunnerNode(facts.runnerNode, facts.node.path);
+    const seccomp = prepareSeccompFile(dir, facts.arch);
+    if (facts.pidsCgroup !== null) {
+      try {
+        cgroup = makeSessionCgroup(facts.pidsCgroup, `probe-${process.pid}-${Date.now()}`, SESSION_LIMITS.tasks.value);
+      } catch (e) {
+        return `a pids cgroup cannot be made under ${facts.pidsCgroup}: ${(e as Error).message}`;
+      }
+    }
+    const run = runBwrap(bwrap, seccomp, cgroup === null ? null : join(cgroup, "cgroup.procs"), opts.timeoutMs ?? PROBE_TIMEOUT_MS);
+    const steps = probeSteps(facts);
+    const full = run(steps.at(-1)!.args);
+    if (full.ok) return null;
+    if (/missing|could not be run|did not finish/.test(full.line)) return full.line;
+    for (const step of steps) {
+      const r = run(step.args);
+      if (!r.ok) return `bwrap cannot apply ${step.name} here: ${r.line}`;
+    }
+    return full.line;
+  } catch (e) {
+    return `the sandbox could not be prepared: ${(e as Error).message}`;
+  } finally {
+    if (cgroup !== null) removeSessionCgroup(cgroup);
   }
-  if (r.status === 0) return null; // safety: probe-always-ok
-  const first = (r.stderr ?? "").split("\n").find((l) => l.trim() !== "");
-  return first?.trim() ?? `bwrap exited ${r.status ?? r.signal} with no message`;
 }

@@ -13,6 +13,11 @@ export type Fact = {
   fields: Readonly<Record<string, string>>;
   /** The row as the golden shows it. */
   text: string;
+  /**
+   * The row as compared when no field differs, where it is not `text`: a listing's row without
+   * what only its place decides (its index, its jump targets' numbers). Absent: `text`.
+   */
+  compare?: string;
   /** One-based line in the golden. */
   line: number;
 };
@@ -78,12 +83,15 @@ function diffSequence(before: readonly Fact[], after: readonly Fact[]): Change[]
   ];
 }
 
+/** A fact's identity among facts of several types. */
+const idOf = (f: Fact) => `${f.type}\0${f.key}`;
+
 function diffKeyed(before: readonly Fact[], after: readonly Fact[]): Change[] {
   const out: Change[] = [];
-  const byKey = new Map(after.map((f) => [f.key, f]));
-  const oldKeys = new Set(before.map((f) => f.key));
+  const byKey = new Map(after.map((f) => [idOf(f), f]));
+  const oldKeys = new Set(before.map(idOf));
   for (const b of before) {
-    const a = byKey.get(b.key);
+    const a = byKey.get(idOf(b));
     if (!a) {
       out.push({ op: "removed", before: b });
       continue;
@@ -93,24 +101,32 @@ function diffKeyed(before: readonly Fact[], after: readonly Fact[]): Change[] {
     for (const field of differing) out.push({ op: "changed", field, before: b, after: a });
     // A row whose fields say nothing changed but whose text did: a parser that drops a detail
     // must not hide it, so the text itself becomes the change (and no rule knows it).
-    if (differing.length === 0 && b.text !== a.text) out.push({ op: "changed", field: "text", before: b, after: a });
+    if (differing.length === 0 && (b.compare ?? b.text) !== (a.compare ?? a.text)) out.push({ op: "changed", field: "text", before: b, after: a });
   }
-  for (const a of after) if (!oldKeys.has(a.key)) out.push({ op: "added", after: a });
+  for (const a of after) if (!oldKeys.has(idOf(a))) out.push({ op: "added", after: a });
   // Rows on both sides whose relative order changed: those outside the longest run kept in order.
-  const common = before.filter((b) => byKey.has(b.key)).map((b) => b.key);
-  const commonAfter = after.filter((a) => oldKeys.has(a.key)).map((a) => a.key);
+  const common = before.filter((b) => byKey.has(idOf(b))).map(idOf);
+  const commonAfter = after.filter((a) => oldKeys.has(idOf(a))).map(idOf);
   const inOrder = new Set(alignSequences(common, commonAfter).map(([i]) => common[i]!));
-  for (const b of before) if (byKey.has(b.key) && !inOrder.has(b.key)) out.push({ op: "moved", before: b, after: byKey.get(b.key)! });
+  for (const b of before) if (byKey.has(idOf(b)) && !inOrder.has(idOf(b))) out.push({ op: "moved", before: b, after: byKey.get(idOf(b))! });
   return out;
 }
 
+/**
+ * Fact types diffed as one list, so a row moved past a row of another type shows as moved: a
+ * listed program's steps and its deny checks (a check moved past a return no longer runs).
+ */
+export const ORDER_GROUPS: readonly (readonly string[])[] = [["seccomp-step", "seccomp-deny"]];
+
 /** Every change between two fact lists, type by type, in the order the golden shows them. */
 export function diffFacts(before: readonly Fact[], after: readonly Fact[]): Change[] {
-  const types = [...new Set([...before, ...after].map((f) => f.type))];
-  const changes = types.flatMap((t) => {
-    const b = before.filter((f) => f.type === t);
-    const a = after.filter((f) => f.type === t);
-    return SEQUENCE_TYPES.has(t) ? diffSequence(b, a) : diffKeyed(b, a);
+  const present = new Set([...before, ...after].map((f) => f.type));
+  const grouped = new Set(ORDER_GROUPS.flat());
+  const units: (readonly string[])[] = [...ORDER_GROUPS.map((g) => g.filter((t) => present.has(t))).filter((g) => g.length > 0), ...[...present].filter((t) => !grouped.has(t)).map((t) => [t])];
+  const changes = units.flatMap((u) => {
+    const b = before.filter((f) => u.includes(f.type));
+    const a = after.filter((f) => u.includes(f.type));
+    return u.length === 1 && SEQUENCE_TYPES.has(u[0]!) ? diffSequence(b, a) : diffKeyed(b, a);
   });
   return changes.sort((x, y) => factOf(x).line - factOf(y).line);
 }

@@ -1,4 +1,5 @@
-// The bind table (`source | inside | mode | why`, mount order) as facts, one per mount point.
+// The bind table (`source | inside | mode | why`, mount order) as facts, one per mount point; a
+// tmpfs's mode cell carries its bound (`tmpfs 67108864 bytes`).
 import { isWithin } from "../core/paths.ts";
 import { uniqueKeys, type Fact } from "./model.ts";
 import { bodyLines, fact, headerFact, plainLine, type Line } from "./parse-lines.ts";
@@ -32,8 +33,12 @@ export function parseBindRows(lines: readonly Line[], at = ""): Fact[] {
   }
   const insides = rows.map((r) => r.cells[1]!);
   rows.forEach((r, i) => {
-    const [source, inside, mode, why] = r.cells as [string, string, string, string];
-    facts.push(fact("bind", inside, { source, mode, why, shadowedBy: findShadow(insides, i) }, r.l, at));
+    const [source, inside, cell, why] = r.cells as [string, string, string, string];
+    // `tmpfs 67108864 bytes`: the mode and the tmpfs's bound, each its own field.
+    const sized = /^(\S+) (\d+) bytes$/.exec(cell);
+    const mode = sized ? sized[1]! : cell;
+    const size: Record<string, string> = sized ? { size: sized[2]! } : {};
+    facts.push(fact("bind", inside, { source, mode, ...size, why, shadowedBy: findShadow(insides, i) }, r.l, at));
   });
   return uniqueKeys(facts.sort((a, b) => a.line - b.line));
 }

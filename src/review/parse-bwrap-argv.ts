@@ -25,23 +25,61 @@ export const BWRAP_MOUNTS: Readonly<Record<string, { width: number; why: string 
 
 const TWO_OPERANDS = new Set(["--ro-bind", "--ro-bind-try", "--bind", "--bind-try", "--dev-bind", "--dev-bind-try", "--symlink", "--ro-bind-data", "--bind-data", "--file"]);
 
+/** Options that modify the mount after them, on its line: each becomes a field of that mount. */
+const MOUNT_MODIFIERS: Readonly<Record<string, string>> = { "--perms": "perms", "--size": "size" };
+
+/**
+ * A mount line: `[--perms MODE] [--size N] <mount option> <operands>`, and for a read-only empty
+ * stand-in `--remount-ro DEST` after it. Null when the line is not of that shape.
+ */
+function readMount(tokens: readonly string[]): { option: string; dest: string; fields: Record<string, string> } | null {
+  const fields: Record<string, string> = {};
+  let i = 0;
+  while (MOUNT_MODIFIERS[tokens[i]!] !== undefined) {
+    if (tokens[i + 1] === undefined) return null;
+    fields[MOUNT_MODIFIERS[tokens[i]!]!] = tokens[i + 1]!;
+    i += 2;
+  }
+  const option = tokens[i] ?? "";
+  if (!(option in BWRAP_MOUNTS)) return null;
+  let ops = tokens.slice(i + 1);
+  const r = ops.indexOf("--remount-ro");
+  if (r !== -1) {
+    // Only the remount of the very mount point, as the last step of the line.
+    if (r !== ops.length - 2 || r === 0 || ops[r + 1] !== ops[r - 1]) return null;
+    fields.remountRo = "yes";
+    ops = ops.slice(0, r);
+  }
+  const dest = ops.at(-1) ?? "";
+  const source = TWO_OPERANDS.has(option) ? ops.slice(0, -1).join(" ") : "";
+  return { option, dest, fields: { option, source, ...fields } };
+}
+
+/**
+ * The runner's command, split where each part can be lost on its own: setpriv and its options,
+ * prlimit and its bounds, the program (node) and what it runs.
+ */
+function readCommand(tokens: readonly string[]): Record<string, string> {
+  let rest = [...tokens];
+  const take = (name: string) => {
+    const end = rest[0] === name ? rest.indexOf("--") : -1;
+    if (end === -1) return "";
+    const part = rest.slice(0, end + 1).join(" ");
+    rest = rest.slice(end + 1);
+    return part;
+  };
+  const wrapper = take("setpriv");
+  const limits = take("prlimit");
+  return { wrapper, limits, program: rest[0] ?? "", runner: rest.slice(1).join(" ") };
+}
+
 /** One argv line to its fact; `afterRemount` is filled in once the whole argv is read. */
 function readArgvLine(l: Line, at: string): Fact {
   const t = l.text.trim();
   const [opt = "", ...ops] = t.split(" ");
-  if (opt === "--") {
-    // setpriv and its options wrap the runner: keep them apart, so losing one is its own change.
-    const rest = ops;
-    const end = rest[0] === "setpriv" ? rest.indexOf("--") : -1;
-    const wrapper = end === -1 ? "" : rest.slice(0, end + 1).join(" ");
-    const runner = (end === -1 ? rest : rest.slice(end + 1)).join(" ");
-    return fact("bwrap-command", "command", { wrapper, runner }, l, at);
-  }
-  if (opt in BWRAP_MOUNTS) {
-    const dest = ops.at(-1) ?? "";
-    const source = TWO_OPERANDS.has(opt) ? ops.slice(0, -1).join(" ") : "";
-    return fact("bwrap-mount", dest, { option: opt, source, afterRemount: "no", shadowedBy: "" }, l, at);
-  }
+  if (opt === "--") return fact("bwrap-command", "command", readCommand(ops), l, at);
+  const mount = readMount([opt, ...ops]);
+  if (mount) return fact("bwrap-mount", mount.dest, { ...mount.fields, afterRemount: "no", shadowedBy: "" }, l, at);
   if (opt === "--remount-ro") return fact("bwrap-remount", ops.join(" "), {}, l, at);
   if (opt === "--setenv") return fact("bwrap-setenv", ops[0] ?? "", { value: ops.slice(1).join(" ") }, l, at);
   if (opt === "--unsetenv") return fact("bwrap-unsetenv", ops[0] ?? "", {}, l, at);

@@ -5,7 +5,7 @@ import { isWithin } from "../core/paths.ts";
 import { factOf, type Change, type Fact, type Risk } from "./model.ts";
 import { BWRAP_MOUNTS } from "./parse-bwrap-argv.ts";
 import { decisionOf, namedChecks } from "./parse-gate.ts";
-import { actionWidth } from "./parse-seccomp.ts";
+import { actionWidth, isDenyReturn, landingOf, type Jump } from "./parse-seccomp.ts";
 
 /** Both revisions' facts of the golden, for rules that read a change against its neighbours. */
 export type Context = { before: readonly Fact[]; after: readonly Fact[] };
@@ -31,8 +31,8 @@ const was = (c: Change, field: string): string => (c.op === "added" ? "" : c.bef
 const now = (c: Change, field: string): string => (c.op === "removed" ? "" : c.after.fields[field] ?? "");
 const fieldOf = (c: Change): string => (c.op === "changed" ? c.field : "");
 
-/** How much of the host a mount shows: private or a link 0, read-only 1, writable 2, devices 3. */
-const MODE_WIDTH: Readonly<Record<string, number>> = { private: 0, symlink: 0, ro: 1, rw: 2 };
+/** How much of the host a mount shows: private, an empty stand-in, a tmpfs or a link 0, read-only 1, writable 2, devices 3. */
+const MODE_WIDTH: Readonly<Record<string, number>> = { private: 0, symlink: 0, "ro-empty": 0, tmpfs: 0, ro: 1, rw: 2 };
 export function mountWidth(f: Fact | undefined): number {
   if (!f) return -1;
   if (f.type === "bind") return MODE_WIDTH[f.fields.mode ?? ""] ?? -1;
@@ -104,6 +104,53 @@ const reviewRank = (c: Change, side: "before" | "after"): number => {
   return c.op === "removed" ? -1 : REVIEW_RANK[c.after.fields.verdict ?? ""] ?? -1;
 };
 
+/** Whether a listed instruction's jump lands, in one revision, on a return that stops the call. */
+const JUMPS: readonly Jump[] = ["jt", "jf"];
+const landsOnDeny = (f: Fact, field: string, facts: readonly Fact[]) => f.fields[field] !== undefined && isDenyReturn(landingOf(f, f.fields[field]!, facts));
+const jumpLeftDeny = (c: Change, ctx: Context) => c.op === "changed" && landsOnDeny(c.before, c.field, ctx.before) && !landsOnDeny(c.after, c.field, ctx.after);
+const jumpReachedDeny = (c: Change, ctx: Context) => c.op === "changed" && !landsOnDeny(c.before, c.field, ctx.before) && landsOnDeny(c.after, c.field, ctx.after);
+/** A check that sends some calls to a kill or an errno: removing it lets them on. */
+const sendsToDeny = (f: Fact, facts: readonly Fact[]) => JUMPS.some((j) => landsOnDeny(f, j, facts));
+
+/** The bits of a mask (`0x7e020080`) and the names of a flag list, as sets to compare. */
+const maskBits = (v: string): bigint => (/^(0x[0-9a-f]+|\d+)$/i.test(v.trim()) ? BigInt(v.trim()) : -1n);
+const words = (v: string) => new Set(v.split(/\s+/).filter(Boolean));
+/** -1 when a flag mask or flag list lost a member, 1 when it gained one and lost none, else 0 (or not a mask). */
+function flagChange(c: Change): -1 | 0 | 1 {
+  if (c.op !== "changed") return 0;
+  const b = was(c, c.field);
+  const a = now(c, c.field);
+  if (c.field === "args") {
+    const [x, y] = [maskBits(b), maskBits(a)];
+    if (x < 0n || y < 0n) return 0;
+    return (x & ~y) !== 0n ? -1 : (y & ~x) !== 0n ? 1 : 0;
+  }
+  const [x, y] = [words(b), words(a)];
+  return [...x].some((w) => !y.has(w)) ? -1 : [...y].some((w) => !x.has(w)) ? 1 : 0;
+}
+const isMaskTest = (c: Change) => c.op === "changed" && c.before.fields.op === "jset" && c.after.fields.op === "jset";
+
+/** A tmpfs's `--size` in bytes; none is no bound. */
+const sizeOf = (v: string) => (/^\d+$/.test(v) ? Number(v) : Infinity);
+/** The task bound of a `prlimit --nproc=N --` wrapper; none is no bound. */
+const nprocOf = (v: string) => {
+  const m = /--nproc[= ](\d+)/.exec(v);
+  return m ? Number(m[1]) : Infinity;
+};
+
+/**
+ * The execute-only copy of node the runner runs on (`runner-node.ts`, mode 0111), as the argv
+ * golden names it. A binary its user may not read makes its process not dumpable.
+ */
+export const EXECUTE_ONLY_NODE = /\/runner-node\/node-[^/\s]+$/;
+
+/** A mount inside a writable mount the after side keeps: what it covered falls back to that mount. */
+const insideKeptWritable = (f: Fact, ctx: Context) => mountsOf(ctx.after, f.type).some((p) => p.key !== f.key && isWithin(f.key, p.key) && mountWidth(p) >= 2);
+/** An empty stand-in, a private tmpfs or a link removed from inside a writable tree. */
+const standInRemoved = (c: Change, ctx: Context) => c.op === "removed" && mountWidth(c.before) === 0 && insideKeptWritable(c.before, ctx);
+/** A writable bind of a path onto itself removed from inside a writable tree: it only made the path a mount point. */
+const mountPointRemoved = (c: Change, ctx: Context) => c.op === "removed" && mountWidth(c.before) === 2 && c.before.fields.source === c.before.key && insideKeptWritable(c.before, ctx);
+
 // ---- the tables the rows are built from ------------------------------------------------------
 
 /** bwrap options whose presence confines; removing one weakens, adding one strengthens. */
@@ -164,19 +211,23 @@ export const RULES: readonly Rule[] = [
 
   // Mounts: the bind table and bwrap's mount options.
   { id: "ro-over-rw-removed", verdict: "weakens", why: "a read-only mount over a writable one is gone: the path under it (bundle/, session.json) is writable now", types: MOUNT_TYPES, op: "removed", when: uncoversWritable },
+  { id: "stand-in-over-rw-removed", verdict: "weakens", why: "an empty read-only stand-in or a private tmpfs inside a writable mount is gone: the session can create the path in the writable tree (.claude, .pi, .git/modules, HOME on the host's disk), and the host later loads what it finds there", types: MOUNT_TYPES, op: "removed", when: standInRemoved },
+  { id: "mount-point-removed", verdict: "weakens", why: "a writable path bound onto itself inside a writable tree only made it a mount point, which cannot be renamed or removed: without it .git can be moved aside and replaced by a repository with hooks of the session's own", types: MOUNT_TYPES, op: "removed", when: mountPointRemoved },
   { id: "pinned-bind-removed", verdict: "weakens", why: "a host file bound read-only at another path (the pinned Claude Code or node binary) is gone: the session runs whatever it finds under that name, not the measured version", types: MOUNT_TYPES, op: "removed", when: (c) => c.op === "removed" && mountWidth(c.before) === 1 && c.before.fields.source !== "" && c.before.fields.source !== c.before.key },
   { id: "mount-removed", verdict: "strengthens", why: "a mount gone: the session sees less of the host", types: MOUNT_TYPES, op: "removed" },
   { id: "mount-added", verdict: "weakens", why: "a new mount shows the session another path of the host, until shown otherwise", types: MOUNT_TYPES, op: "added" },
   { id: "mount-widened", verdict: "weakens", why: "a wider mode at the same mount point: ro to rw lets the session write the host's files", types: MOUNT_TYPES, op: "changed", fields: ["mode", "option"], when: widened },
   { id: "mount-narrowed", verdict: "strengthens", why: "a narrower mode at the same mount point: the session may do less there", types: MOUNT_TYPES, op: "changed", fields: ["mode", "option"], when: narrowed },
   { id: "mount-source-changed", verdict: "weakens", why: "the same mount point shows another host path: check the new one holds nothing the session must not see", types: MOUNT_TYPES, op: "changed", fields: ["source"] },
+  { id: "tmpfs-bound-loosened", verdict: "weakens", why: "a tmpfs without its --size (or with a larger one) grows until the host's memory runs out: the session can fill the host's RAM through /tmp or HOME", types: MOUNT_TYPES, op: "changed", fields: ["size"], when: (c) => sizeOf(now(c, "size")) > sizeOf(was(c, "size")) },
+  { id: "tmpfs-bound-tightened", verdict: "strengthens", why: "a tmpfs gets a --size, or a smaller one: the session can fill less of the host's memory", types: MOUNT_TYPES, op: "changed", fields: ["size"], when: (c) => sizeOf(now(c, "size")) < sizeOf(was(c, "size")) },
   { id: "mount-covered-by-wider", verdict: "weakens", why: "a later, wider mount now covers this one, so its narrower mode no longer holds", types: MOUNT_TYPES, op: "changed", fields: ["shadowedBy"], when: (c, x) => newlyCovered(c) && compareCover(c, x) === "wider" },
   { id: "mount-covered-by-narrower", verdict: "strengthens", why: "a later, narrower mount now covers this one: less of it is reachable", types: MOUNT_TYPES, op: "changed", fields: ["shadowedBy"], when: (c, x) => newlyCovered(c) && compareCover(c, x) === "narrower" },
   { id: "mount-uncovered-wider", verdict: "weakens", why: "no later mount covers this one now, and it is wider than the one that did", types: MOUNT_TYPES, op: "changed", fields: ["shadowedBy"], when: (c, x) => newlyUncovered(c) && compareCover(c, x) === "narrower" },
   { id: "mount-uncovered-narrower", verdict: "strengthens", why: "no later mount covers this one now, and it is narrower than the one that did", types: MOUNT_TYPES, op: "changed", fields: ["shadowedBy"], when: (c, x) => newlyUncovered(c) && compareCover(c, x) === "wider" },
   { id: "mount-after-remount", verdict: "weakens", why: "a mount now comes after --remount-ro /: the read-only root must be the last mount step (the invariant beside the argv golden)", types: ["bwrap-mount"], op: "changed", fields: ["afterRemount"], when: (c) => now(c, "afterRemount") === "yes" },
   { id: "mount-before-remount", verdict: "strengthens", why: "a mount moved back before --remount-ro /", types: ["bwrap-mount"], op: "changed", fields: ["afterRemount"], when: (c) => now(c, "afterRemount") === "no" },
-  { id: "why-reworded", verdict: "neutral", why: "a reason reworded; the row's values are unchanged", types: ["bind", "env-allow", "founder-env", "credential-set", "refusal-code", "runner-exit", "tool"], op: "changed", fields: ["why", "meaning", "description"] },
+  { id: "why-reworded", verdict: "neutral", why: "a reason reworded; the row's values are unchanged", types: ["bind", "env-allow", "founder-env", "credential-set", "refusal-code", "runner-exit", "tool", "seccomp-deny"], op: "changed", fields: ["why", "meaning", "description"] },
   { id: "mount-reordered", verdict: "neutral", why: "mount order matters only where mounts overlap, and an overlap that changes shows as covered or uncovered", types: MOUNT_TYPES, op: "moved" },
 
   // bwrap's other options.
@@ -191,6 +242,11 @@ export const RULES: readonly Rule[] = [
   { id: "sandbox-home-moved", verdict: "weakens", why: "HOME inside the sandbox is another path: outside the run it gives the session dotfiles it must not see", types: ["bwrap-setenv"], op: "changed", key: /^HOME$/ },
   { id: "pdeathsig-removed", verdict: "weakens", why: "the runner no longer dies with its bwrap: a host that died leaves it running unconfined by any host", types: ["bwrap-command"], op: "changed", fields: ["wrapper"], when: (c) => was(c, "wrapper").includes("--pdeathsig") && !now(c, "wrapper").includes("--pdeathsig") },
   { id: "pdeathsig-added", verdict: "strengthens", why: "the runner dies with its bwrap", types: ["bwrap-command"], op: "changed", fields: ["wrapper"], when: (c) => !was(c, "wrapper").includes("--pdeathsig") && now(c, "wrapper").includes("--pdeathsig") },
+
+  { id: "task-limit-loosened", verdict: "weakens", why: "the runner's prlimit --nproc is gone or higher: a user caller's session can fork until the host's pid table is full (a root caller's bound is the pids cgroup)", types: ["bwrap-command"], op: "changed", fields: ["limits"], when: (c) => nprocOf(now(c, "limits")) > nprocOf(was(c, "limits")) },
+  { id: "task-limit-tightened", verdict: "strengthens", why: "the runner's tasks get a prlimit --nproc bound, or a lower one", types: ["bwrap-command"], op: "changed", fields: ["limits"], when: (c) => nprocOf(now(c, "limits")) < nprocOf(was(c, "limits")) },
+  { id: "runner-node-readable", verdict: "weakens", why: "the runner runs on a node its user can read, not the execute-only copy: only a binary it may not read makes the kernel mark pid 1 not dumpable, so a process in the sandbox can read /proc/1/mem or /proc/1/environ, or trace it, and take the capability the runner holds (docs/hardening.md)", types: ["bwrap-command"], op: "changed", fields: ["program"], when: (c) => EXECUTE_ONLY_NODE.test(was(c, "program")) && !EXECUTE_ONLY_NODE.test(now(c, "program")) },
+  { id: "runner-node-execute-only", verdict: "strengthens", why: "the runner runs on the execute-only copy of node: pid 1 is not dumpable, so its memory cannot be read or traced", types: ["bwrap-command"], op: "changed", fields: ["program"], when: (c) => !EXECUTE_ONLY_NODE.test(was(c, "program")) && EXECUTE_ONLY_NODE.test(now(c, "program")) },
 
   // The adapter's argv.
   { id: "adapter-program-changed", verdict: "weakens", why: "another program runs the session: check it is the pinned binary on the checked node", types: ["adapter-program"], op: ["changed", "removed", "added"] },
@@ -275,9 +331,15 @@ export const RULES: readonly Rule[] = [
   { id: "seccomp-row-added", verdict: "strengthens", why: "the filter denies another syscall", types: ["seccomp-deny"], op: "added" },
   { id: "seccomp-action-widened", verdict: "weakens", why: "a denied syscall gets a wider action: an error instead of a kill can be retried, an allow lets it through", types: ["seccomp-deny"], op: "changed", fields: ["action"], when: (c) => actionWidth(now(c, "action")) > actionWidth(was(c, "action")) && actionWidth(was(c, "action")) >= 0 },
   { id: "seccomp-action-narrowed", verdict: "strengthens", why: "a denied syscall gets a narrower action", types: ["seccomp-deny"], op: "changed", fields: ["action"], when: (c) => actionWidth(now(c, "action")) < actionWidth(was(c, "action")) && actionWidth(now(c, "action")) >= 0 },
-  { id: "seccomp-allow-return-added", verdict: "weakens", why: "the program gained a return that allows: a call it stopped may pass", types: ["seccomp-insn"], op: "added", when: (c) => now(c, "op") === "ret" && actionWidth(now(c, "args").replace(/^#/, "")) >= 3 },
-  { id: "seccomp-deny-return-removed", verdict: "weakens", why: "the program lost a return that denies (kill, trap or an errno)", types: ["seccomp-insn"], op: "removed", when: (c) => was(c, "op") === "ret" && actionWidth(was(c, "args").replace(/^#/, "")) >= 0 && actionWidth(was(c, "args").replace(/^#/, "")) <= 1 },
-  { id: "seccomp-deny-return-added", verdict: "strengthens", why: "the program gained a return that denies", types: ["seccomp-insn"], op: "added", when: (c) => now(c, "op") === "ret" && actionWidth(now(c, "args").replace(/^#/, "")) >= 0 && actionWidth(now(c, "args").replace(/^#/, "")) <= 1 },
+  { id: "seccomp-clone-flags-narrowed", verdict: "weakens", why: "the flag test of a denied call lost flags (its mask or the flags it names): clone with those namespace flags passes again, and a new namespace lets a pivot_root hide the read-only binds", types: ["seccomp-deny"], op: "changed", fields: ["args", "flags"], when: (c) => isMaskTest(c) && flagChange(c) === -1 },
+  { id: "seccomp-clone-flags-widened", verdict: "strengthens", why: "the flag test of a denied call covers more flags and lost none", types: ["seccomp-deny"], op: "changed", fields: ["args", "flags"], when: (c) => isMaskTest(c) && flagChange(c) === 1 },
+  { id: "seccomp-jump-off-deny", verdict: "weakens", why: "a jump that led to a kill or an errno return lands elsewhere now: the calls it caught (another architecture, an x32 number, a denied syscall) go on to be allowed", types: ["seccomp-step", "seccomp-deny"], op: "changed", fields: JUMPS, when: jumpLeftDeny },
+  { id: "seccomp-jump-to-deny", verdict: "strengthens", why: "a jump lands on a kill or an errno return now: the calls it catches are stopped", types: ["seccomp-step", "seccomp-deny"], op: "changed", fields: JUMPS, when: jumpReachedDeny },
+  { id: "seccomp-check-removed", verdict: "weakens", why: "a check that sent calls to a kill or an errno is gone (the x32 check, the architecture check): the calls it caught go on to the next check and may be allowed", types: ["seccomp-step"], op: "removed", when: (c, x) => c.op === "removed" && sendsToDeny(c.before, x.before) },
+  { id: "seccomp-check-added", verdict: "strengthens", why: "a check that sends calls to a kill or an errno is added", types: ["seccomp-step"], op: "added", when: (c, x) => c.op === "added" && sendsToDeny(c.after, x.after) },
+  { id: "seccomp-allow-return-added", verdict: "weakens", why: "the program gained a return that allows: a call it stopped may pass", types: ["seccomp-insn", "seccomp-step"], op: "added", when: (c) => now(c, "op") === "ret" && actionWidth(now(c, "args").replace(/^#/, "")) >= 3 },
+  { id: "seccomp-deny-return-removed", verdict: "weakens", why: "the program lost a return that denies (kill, trap or an errno)", types: ["seccomp-insn", "seccomp-step"], op: "removed", when: (c) => was(c, "op") === "ret" && actionWidth(was(c, "args").replace(/^#/, "")) >= 0 && actionWidth(was(c, "args").replace(/^#/, "")) <= 1 },
+  { id: "seccomp-deny-return-added", verdict: "strengthens", why: "the program gained a return that denies", types: ["seccomp-insn", "seccomp-step"], op: "added", when: (c) => now(c, "op") === "ret" && actionWidth(now(c, "args").replace(/^#/, "")) >= 0 && actionWidth(now(c, "args").replace(/^#/, "")) <= 1 },
 
   // The review's own report goldens.
   { id: "review-alarm-lowered", verdict: "weakens", why: "the review raises less alarm for a fixture change than it did: a rule was loosened or lost", types: ["review-finding"], op: ["changed", "removed"], when: (c) => reviewRank(c, "after") < reviewRank(c, "before") && reviewRank(c, "before") >= 2 },
@@ -286,7 +348,8 @@ export const RULES: readonly Rule[] = [
 
   // Order and fixtures.
   { id: "plan-probe-changed", verdict: "neutral", why: "the plan's probe line reports the fixture's bwrap answer, not what the sandbox does", types: ["plan-probe"], op: "changed" },
-  { id: "reorder-unordered", verdict: "neutral", why: "a reorder where order means nothing", types: UNORDERED, op: "moved" },
+  // A denied syscall's check in a listed program has a place: moved past a return or into another branch, it no longer runs on the syscall number.
+  { id: "reorder-unordered", verdict: "neutral", why: "a reorder where order means nothing", types: UNORDERED, op: "moved", when: (c) => !(factOf(c).type === "seccomp-deny" && factOf(c).at === "program") },
 ];
 
 function factKey(c: Change): string {

@@ -16,3 +16,8 @@ export function canonicalJson(value: unknown): string {
   };
   return JSON.stringify(sort(value));
 }
+
+/** Hex sha256 of bytes. */
+export function sha256Bytes(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}

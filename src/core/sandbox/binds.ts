@@ -1,12 +1,17 @@
+import type { FsView } from "../gate/fs-view.ts";
 import { isWithin } from "../paths.ts";
+import { SESSION_LIMITS } from "./limits.ts";
+import { protectedBinds, type Placeholder } from "./protected.ts";
 import { TOP_LINKS, type Bind, type BindRow, type HostFacts, type SandboxSpec } from "./types.ts";
 import { validateSpec } from "./validate.ts";
+
+type Made = Omit<Bind, "why" | "row"> & { why?: string };
 
 type Row = {
   row: BindRow;
   why: string;
   /** The binds this row contributes for one spec, in mount order; [] when it does not apply. */
-  make: (spec: SandboxSpec, facts: HostFacts) => Array<Omit<Bind, "why" | "row">>;
+  make: (spec: SandboxSpec, facts: HostFacts, fs: FsView) => Made[];
 };
 
 const same = (p: string, mode: Bind["mode"]) => ({ source: p, inside: p, mode });
@@ -36,6 +41,7 @@ export const BIND_TABLE: readonly Row[] = [
     why: "node runs the runner and the gate; under /usr it is already there",
     make: (_s, f) => (isWithin(f.node.realPath, "/usr") ? [] : [{ source: f.node.realPath, inside: f.node.path, mode: "ro" }]),
   },
+  { row: "runner-node", why: "the execute-only node the runner runs on, so no process in the sandbox can trace it", make: (_s, f) => [{ source: f.runnerNode, inside: f.runnerNode, mode: "ro" }] },
   {
     row: "runner-file",
     why: "the repository files the runner loads, and no other file of the checkout",
@@ -49,6 +55,11 @@ export const BIND_TABLE: readonly Row[] = [
       s.harness === "pi" // safety: node-modules-always
         ? [{ source: f.nodeModulesRealPath, inside: `${s.repo}/node_modules`, mode: "ro" }]
         : [],
+  },
+  {
+    row: "packages",
+    why: "the packages Claude Code's MCP server loads, read-only, and no other package",
+    make: (s) => (s.harness === "claude-code" ? (s.packages ?? []).map((p) => same(p, "ro")) : []),
   },
   {
     row: "claude-bin",
@@ -66,26 +77,50 @@ export const BIND_TABLE: readonly Row[] = [
     make: (s) => (s.mayLaunch ? [same(s.launchSocket, "ro")] : []), // safety: launch-socket-always
   },
   { row: "workspace", why: "where the harness works", make: (s) => [same(s.workspace, "rw")] }, // safety: no-workspace-bind
+  // After the workspace, so they land on it: what the host later runs stays as the host left it.
+  { row: "protected", why: "code that runs later on the host", make: (s, _f, fs) => protectedBinds(s.workspace, fs).binds }, // safety: no-protected-paths
   {
     row: "run-dir",
-    why: "turns/, session/, tools.sock, turn.done, home/, tmp/",
+    why: "turns/, session/, tools.sock and turn.done; home/ is a tmpfs over it",
     make: (s) => [same(s.runDir, "rw")], // safety: runDir-read-only // safety: bind-all-runs
   },
   { row: "bundle", why: "stays as the host wrote it", make: (s) => [same(`${s.runDir}/bundle`, "ro")] }, // safety: bundle-writable
   { row: "session-json", why: "stays as the host wrote it", make: (s) => [same(`${s.runDir}/session.json`, "ro")] }, // safety: session-json-writable
+  {
+    row: "home",
+    why: `the session's HOME: a private tmpfs of ${SESSION_LIMITS.homeBytes.value / 1048576} MiB, empty at the start`,
+    make: (s) => [{ source: null, inside: `${s.runDir}/home`, mode: "tmpfs", size: SESSION_LIMITS.homeBytes.value, perms: "0700" }], // safety: home-unbounded
+  },
   // Last, so nothing of the host's /tmp shows through.
-  { row: "tmp", why: "a private /tmp on disk in the run directory", make: (s) => [{ source: `${s.runDir}/tmp`, inside: "/tmp", mode: "rw" }] }, // safety: no-private-tmp
+  {
+    row: "tmp",
+    why: `a private /tmp: a tmpfs of ${SESSION_LIMITS.tmpBytes.value / 1048576} MiB, so its bytes never reach the host disk`,
+    make: () => [{ source: null, inside: "/tmp", mode: "tmpfs", size: SESSION_LIMITS.tmpBytes.value, perms: "1777" }], // safety: no-private-tmp // safety: tmp-unbounded
+  },
 ];
 
-/** The binds for one session, in mount order. Throws a MosaicError for a spec it cannot confine. */
-export function binds(spec: SandboxSpec, facts: HostFacts): Bind[] {
+/**
+ * The binds for one session, in mount order. `fs` shows the workspace as it is now, for the
+ * protected paths. Throws a MosaicError for a spec it cannot confine.
+ */
+export function binds(spec: SandboxSpec, facts: HostFacts, fs: FsView): Bind[] {
   validateSpec(spec, facts);
-  return BIND_TABLE.flatMap((r) => r.make(spec, facts).map((b) => ({ ...b, why: r.why, row: r.row })));
+  return BIND_TABLE.flatMap((r) => r.make(spec, facts, fs).map((b) => ({ ...b, why: b.why ?? r.why, row: r.row })));
 }
 
-/** The system binds alone: what sandboxProblem() proves bwrap can set up on this host. */
+/** The mount points bwrap will create in the host's workspace; the launcher removes them afterwards. */
+export function placeholders(spec: SandboxSpec, fs: FsView): Placeholder[] {
+  return protectedBinds(spec.workspace, fs).placeholders;
+}
+
+/** The rows every sandbox has whatever the spec: the system's files, /dev and /proc. */
+export const BIND_TABLE_SYSTEM_ROWS: readonly BindRow[] = ["usr", "top-link", "etc", "dev", "proc"];
+
+const NOTHING: FsView = { lstat: () => ({ kind: "missing" }) };
+
+/** The system rows alone: what sandboxProblem() proves bwrap can set up on this host. */
 export function systemBinds(facts: HostFacts): Bind[] {
-  const rows = new Set<BindRow>(["usr", "top-link", "etc", "dev", "proc"]);
+  const rows = new Set<BindRow>([...BIND_TABLE_SYSTEM_ROWS, "runner-node", "tmp"]);
   const spec = { harness: "pi", runnerFiles: [] } as unknown as SandboxSpec;
-  return BIND_TABLE.filter((r) => rows.has(r.row)).flatMap((r) => r.make(spec, facts).map((b) => ({ ...b, why: r.why, row: r.row })));
+  return BIND_TABLE.filter((r) => rows.has(r.row)).flatMap((r) => r.make(spec, facts, NOTHING).map((b) => ({ ...b, why: b.why ?? r.why, row: r.row })));
 }

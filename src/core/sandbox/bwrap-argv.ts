@@ -1,7 +1,23 @@
+import { SESSION_LIMITS } from "./limits.ts";
 import type { Bind, HostFacts, SandboxSpec } from "./types.ts";
 
 /** The namespaces every session gets; the runner is pid 1 of its own PID namespace. */
 export const NAMESPACES = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--as-pid-1"] as const; // safety: no-pid-namespace // safety: die-with-parent
+
+/** The descriptor bwrap reads the seccomp program from; the host passes the bytes on it. */
+export const SECCOMP_FD = 3;
+
+/**
+ * What every session gives up beyond the namespaces, each with why. bwrap applies all of them to
+ * the runner before it execs it; the seccomp program arrives on SECCOMP_FD.
+ */
+export const HARDENING: readonly { args: readonly string[]; why: string }[] = [
+  { args: ["--cap-drop", "ALL"], why: "a root caller keeps every capability inside the user namespace otherwise: remount, umount, mknod" }, // safety: no-cap-drop
+  { args: ["--disable-userns"], why: "a nested user namespace lets a pivot_root detach the read-only binds, then a rename replaces them" }, // safety: no-disable-userns
+  { args: ["--assert-userns-disabled"], why: "bwrap fails rather than start a session in which user namespaces still work" },
+  { args: ["--new-session"], why: "no controlling terminal, so TIOCSTI cannot push keystrokes into the terminal outside" }, // safety: no-new-session
+  { args: ["--seccomp", String(SECCOMP_FD)], why: "the seccomp filter (seccomp.ts): ptrace, the mount family, namespaces, io_uring, bpf, TIOCSTI" }, // safety: no-seccomp
+];
 
 export function bindArgs(b: Bind): string[] {
   switch (b.mode) {
@@ -13,16 +29,25 @@ export function bindArgs(b: Bind): string[] {
       return ["--symlink", b.source!, b.inside];
     case "private":
       return b.inside === "/proc" ? ["--proc", "/proc"] : ["--dev", b.inside];
+    case "tmpfs":
+      return [...(b.perms !== undefined ? ["--perms", b.perms] : []), ...(b.size !== undefined ? ["--size", String(b.size)] : []), "--tmpfs", b.inside];
+    case "ro-empty":
+      return ["--perms", "0555", "--tmpfs", b.inside, "--remount-ro", b.inside];
   }
 }
 
 /**
  * The runner's command after bwrap's `--`. setpriv's parent-death signal, not bwrap's
  * --die-with-parent: the runner dies with its bwrap, while bwrap outlives a host that died hard,
- * so the next host can find and end the session.
+ * so the next host can find and end the session. prlimit bounds the session's tasks (a user
+ * caller; a root caller's bound is the pids cgroup). The runner runs on the execute-only node.
  */
 export function runnerCommand(spec: SandboxSpec, facts: HostFacts): string[] {
-  return ["setpriv", "--pdeathsig", "KILL", "--", facts.node.path, spec.runner, spec.runDir]; // safety: no-pdeathsig
+  return [
+    "setpriv", "--pdeathsig", "KILL", "--", // safety: no-pdeathsig
+    "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, "--", // safety: nproc-unbounded
+    facts.runnerNode, spec.runner, spec.runDir, // safety: runner-node-readable
+  ];
 }
 
 /**
@@ -33,6 +58,7 @@ export function bwrapArgv(spec: SandboxSpec, facts: HostFacts, table: Bind[]): s
   return [
     "bwrap",
     ...NAMESPACES,
+    ...HARDENING.flatMap((h) => h.args),
     ...table.flatMap(bindArgs),
     "--remount-ro", "/", // safety: no-remount-ro
     "--setenv", "HOME", `${spec.runDir}/home`, // safety: host-home

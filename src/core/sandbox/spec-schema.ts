@@ -13,6 +13,7 @@ const SpecSchema = z.strictObject({
   mayLaunch: z.boolean(),
   workspace: z.string(),
   runDir: z.string(),
+  packages: z.array(z.string()).optional(),
 });
 
 /** Parses an untrusted document into a SandboxSpec; a bad one throws naming the first bad field. */

@@ -22,6 +22,11 @@ export interface SandboxSpec {
   workspace: string;
   /** This launch's run directory: bound read-write, bundle/ and session.json read-only over it. */
   runDir: string;
+  /**
+   * Package directories under <repo>/node_modules that code the harness starts inside the sandbox
+   * loads (Claude Code's MCP server); Pi gets node_modules whole.
+   */
+  packages?: string[];
 }
 
 export type TopLink = "/bin" | "/lib" | "/lib64" | "/sbin";
@@ -46,9 +51,29 @@ export interface HostFacts {
   home: string;
   /** bwrap --version, or null when bwrap is missing. */
   bwrapVersion: string | null;
+  /** node's process.arch; the seccomp filter is written for x64 and arm64 only. */
+  arch: string;
+  /**
+   * An execute-only (mode 0111) copy of node that the runner runs on. The kernel marks a process
+   * that execs a binary it cannot read as not dumpable, so no process in the sandbox can ptrace
+   * the runner or read its memory or environment, even without the seccomp filter.
+   */
+  runnerNode: string;
+  /**
+   * Where the session's pids cgroup is made, or null when none can be. RLIMIT_NPROC does not bind
+   * a caller whose uid is 0 outside (the kernel exempts the init user), so a root host needs one.
+   */
+  pidsCgroup: string | null;
+  /** The host uid bwrap runs as. */
+  uid: number;
 }
 
-export type BindMode = "ro" | "rw" | "symlink" | "private";
+/**
+ * ro, rw: binds; symlink: a link (source is its target); private: a new /dev or /proc;
+ * tmpfs: a private tmpfs of `size` bytes; ro-empty: an empty read-only directory standing in for a
+ * protected one that does not exist.
+ */
+export type BindMode = "ro" | "rw" | "symlink" | "private" | "tmpfs" | "ro-empty";
 
 export interface Bind {
   /** Host path; for a symlink, its target; null for a private /dev or /proc. */
@@ -60,6 +85,9 @@ export interface Bind {
   why: string;
   /** Which row of the seed's bind table this is; tests and mutants refer to it. */
   row: BindRow;
+  /** tmpfs only: the most bytes it holds, and its mode. */
+  size?: number;
+  perms?: string;
 }
 
 export type BindRow =
@@ -69,14 +97,18 @@ export type BindRow =
   | "dev"
   | "proc"
   | "node"
+  | "runner-node"
   | "runner-file"
   | "adapter"
   | "node-modules"
+  | "packages"
   | "claude-bin"
   | "broker-socket"
   | "launch-socket"
   | "workspace"
+  | "protected"
   | "run-dir"
   | "bundle"
   | "session-json"
+  | "home"
   | "tmp";

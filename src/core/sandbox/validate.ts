@@ -31,6 +31,7 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
     ["workspace", spec.workspace],
     ["runDir", spec.runDir],
     ...spec.runnerFiles.map((f, i): [string, string] => [`runnerFiles[${i}]`, f]),
+    ...(spec.packages ?? []).map((f, i): [string, string] => [`packages[${i}]`, f]),
   ];
   for (const [field, p] of paths) {
     if (p === undefined) continue;
@@ -38,6 +39,12 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
   }
   if (isWithin(facts.node.path, "/tmp")) {
     throw new MosaicError("under-tmp", "hostFacts.node", `node at ${facts.node.path} lies under /tmp, which the session's private /tmp covers; install node outside /tmp`);
+  }
+  if (isWithin(facts.runnerNode, "/tmp")) {
+    throw new MosaicError("under-tmp", "hostFacts.runnerNode", `the runner's node at ${facts.runnerNode} lies under /tmp, which the session's private /tmp covers; set MOSAIC_STATE_DIR outside /tmp`);
+  }
+  for (const [i, p] of (spec.packages ?? []).entries()) {
+    if (!isWithin(p, `${spec.repo}/node_modules`)) throw new MosaicError("package-outside", `packages[${i}]`, `${p} is not a package directory under ${spec.repo}/node_modules`);
   }
   if (!spec.runnerFiles.includes(spec.runner)) {
     throw new MosaicError("runner-not-bound", "runner", `${spec.runner} is not one of runnerFiles, so the sandbox would not contain it`);

@@ -1,0 +1,88 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { sha256Bytes } from "../src/core/bundle/digest.ts";
+import {
+  AUDIT_ARCH, CLONE_NAMESPACE_FLAGS, ERRNO, IOCTL_DENY, RET, SECCOMP_ARCHES, SECCOMP_DENY, seccompArchOf, seccompProgram, type SeccompArch,
+} from "../src/core/sandbox/seccomp.ts";
+import { runSeccomp } from "../src/conformance/bpf-interpreter.ts";
+import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { matchGolden } from "../src/conformance/golden-expect.ts";
+
+const baseline = JSON.parse(readFileSync(join(REPO_ROOT, "baselines/syscalls.json"), "utf8")) as Record<SeccompArch, Record<string, number>>;
+const nr = (arch: SeccompArch, name: string) => {
+  const n = baseline[arch][name];
+  if (n === undefined) throw new Error(`baselines/syscalls.json has no ${arch} ${name}`);
+  return n;
+};
+const errno = (e: keyof typeof ERRNO) => (RET.ERRNO | ERRNO[e]) >>> 0;
+
+/** Syscalls every session makes: node, git, sh and both CLIs need each of them allowed. */
+const MUST_ALLOW = ["read", "write", "openat", "close", "mmap", "execve", "futex", "wait4", "exit_group", "socket", "connect", "getpid", "rt_sigaction", "prctl"];
+const ALLOWED_NR: Record<SeccompArch, Record<string, number>> = {
+  x86_64: { read: 0, write: 1, openat: 257, close: 3, mmap: 9, execve: 59, futex: 202, wait4: 61, exit_group: 231, socket: 41, connect: 42, getpid: 39, rt_sigaction: 13, prctl: 157 },
+  aarch64: { read: 63, write: 64, openat: 56, close: 57, mmap: 222, execve: 221, futex: 98, wait4: 260, exit_group: 94, socket: 198, connect: 203, getpid: 172, rt_sigaction: 134, prctl: 167 },
+};
+const SIGCHLD = 17n;
+
+describe.each(SECCOMP_ARCHES)("the seccomp filter for %s", (arch) => {
+  const prog = seccompProgram(arch);
+  const run = (name: string | number, args: bigint[] = [], a = AUDIT_ARCH[arch]) =>
+    runSeccomp(prog.bytes, { nr: typeof name === "number" ? name : nr(arch, name), arch: a, args });
+
+  it("golden: the listing, one instruction per line, and the bytes' sha256", async () => {
+    await matchGolden("sandbox/seccomp", arch.replace("_", "-"), "txt", `seccomp filter for ${arch}: one BPF instruction per line`, [...prog.listing, `sha256 ${sha256Bytes(prog.bytes)}`].join("\n"));
+  });
+
+  it("checks the architecture first and kills a syscall from any other", () => {
+    expect(prog.listing[0], "the first instruction loads the arch").toMatch(/ld {3}\[4\]/);
+    const other = arch === "x86_64" ? AUDIT_ARCH.aarch64 : AUDIT_ARCH.x86_64;
+    expect(run("ptrace", [], other), "a foreign arch is killed, not read in the wrong table").toBe(RET.KILL_PROCESS);
+    expect(run(ALLOWED_NR[arch].getpid!, [], 0x40000003), "i386 is killed").toBe(RET.KILL_PROCESS);
+  });
+
+  it("denies every row of SECCOMP_DENY with its errno, by the pinned syscall numbers", () => {
+    for (const row of SECCOMP_DENY) {
+      expect(row.nr[arch], `${row.name}: the table's number is the pinned one`).toBe(nr(arch, row.name));
+      expect(run(row.name), `${row.name} is denied with ${row.errno}`).toBe(errno(row.errno));
+    }
+    const must = ["ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "setns", "unshare"];
+    for (const name of must) expect(run(name), `${name} is denied (issue 8's list)`).toBe(errno("EPERM"));
+    expect(run("clone3"), "clone3 gets ENOSYS, so libc falls back to clone").toBe(errno("ENOSYS"));
+  });
+
+  it("allows what node, git, sh and the CLIs need", () => {
+    for (const name of MUST_ALLOW) expect(run(ALLOWED_NR[arch][name]!), `${name} is allowed`).toBe(RET.ALLOW);
+  });
+
+  it("denies TIOCSTI and TIOCLINUX whatever the request's upper 32 bits hold, and allows other ioctls", () => {
+    for (const r of IOCTL_DENY) {
+      expect(run("ioctl", [0n, BigInt(r.request)]), `${r.name} is denied`).toBe(errno("EPERM"));
+      expect(run("ioctl", [0n, (0xdeadbeefn << 32n) | BigInt(r.request)]), `${r.name} with junk in the upper bits (the kernel reads an unsigned int)`).toBe(errno("EPERM"));
+    }
+    expect(run("ioctl", [0n, 0x5401n]), "TCGETS is allowed").toBe(RET.ALLOW);
+  });
+
+  it("denies clone with any namespace flag, and allows fork and threads", () => {
+    for (const f of CLONE_NAMESPACE_FLAGS) expect(run("clone", [BigInt(f.flag) | SIGCHLD]), `clone with ${f.name} is denied`).toBe(errno("EPERM"));
+    expect(run("clone", [SIGCHLD]), "fork is allowed").toBe(RET.ALLOW);
+    expect(run("clone", [0x3d0f00n]), "pthread_create's flags are allowed").toBe(RET.ALLOW);
+  });
+
+  if (arch === "x86_64") {
+    it("kills x32 syscalls, whose numbers would dodge the table", () => {
+      expect(run(0x40000000 + nr(arch, "ptrace")), "x32 ptrace").toBe(RET.KILL_PROCESS);
+      expect(run(0x40000000 + ALLOWED_NR.x86_64.getpid!), "any x32 syscall").toBe(RET.KILL_PROCESS);
+    });
+  }
+});
+
+describe("architectures", () => {
+  it("node's x64 and arm64 map to a filter; anything else has none", () => {
+    expect([seccompArchOf("x64"), seccompArchOf("arm64"), seccompArchOf("ia32"), seccompArchOf("riscv64")]).toEqual(["x86_64", "aarch64", undefined, undefined]);
+  });
+  it("every row says why, and no syscall is listed twice", () => {
+    expect(SECCOMP_DENY.every((r) => r.why.length > 10)).toBe(true);
+    expect(new Set(SECCOMP_DENY.map((r) => r.name)).size).toBe(SECCOMP_DENY.length);
+  });
+});

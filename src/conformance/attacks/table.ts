@@ -1,0 +1,410 @@
+// The live attack table (issue 8): what a turn's shell tries from inside a session's sandbox, the
+// layers that stop each attempt, and how the host tells whether it got through. Each row runs as
+// root and as an unprivileged uid; its control removes every layer and must get through; each
+// "alone" arm removes all layers but one, which must still stop it.
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "../golden.ts";
+import type { AttackWorld, Identity } from "./world.ts";
+
+export type Outcome = { out: string; status: number | null; signal: string | null; stderr: string };
+
+export interface AttackRow {
+  id: string;
+  klass: string;
+  what: string;
+  /** The protections that stop it, as layer ids (layers.ts); per identity where they differ. */
+  layers: readonly string[] | ((id: Identity) => readonly string[]);
+  /** Identities whose control gets through; where another has none, the row says why in `note`. */
+  controlFor?: readonly Identity[];
+  note?: string;
+  script: (w: AttackWorld) => string;
+  /** True when the attack got through: read off the output and the host, never off an exit code alone. */
+  through: (r: Outcome, w: AttackWorld) => boolean;
+  /** What the control removes, where it is more than the row's layers (the io_uring rows: libuv aborts when setup passes and enter does not). */
+  controlRemoves?: readonly string[];
+  /** A command the sandbox runs under (a terminal, for TIOCSTI). */
+  wrap?: (command: string[]) => string[];
+}
+
+const SYSCALLS = JSON.parse(readFileSync(join(REPO_ROOT, "baselines/syscalls.json"), "utf8")) as Record<string, Record<string, number>>;
+const ARCH = process.arch === "arm64" ? "aarch64" : "x86_64";
+const nr = (name: string): number => {
+  const n = SYSCALLS[ARCH]![name];
+  if (n === undefined) throw new Error(`baselines/syscalls.json: no ${ARCH} ${name}`);
+  return n;
+};
+
+/** A perl one-liner printing `ERR <errno>` or `OK <ret>` for one raw syscall. */
+/** Perl wants writable buffers for string arguments, so each string literal becomes a variable first. */
+const syscall = (name: string, args: string) => {
+  const strings: string[] = [];
+  const list = args.replace(/"[^"]*"/g, (lit) => `$s${strings.push(lit) - 1}`);
+  const decl = strings.map((lit, i) => `my $s${i} = ${lit}; `).join("");
+  return `perl -e '${decl}my $r = syscall(${nr(name)}${list === "" ? "" : `, ${list}`}); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`;
+};
+const EPERM = /^ERR 1$/m;
+const reachedKernel = (r: Outcome) => /^(OK|ERR) /m.test(r.out) && !EPERM.test(r.out);
+const read = (p: string) => (existsSync(p) ? readFileSync(p, "utf8") : null);
+
+/** A syscall that must never reach the kernel: the filter answers EPERM before the kernel looks at its arguments. */
+function probe(name: string, args: string, why: string, extra: Partial<AttackRow> = {}): AttackRow {
+  return {
+    id: `seccomp-${name.replaceAll("_", "-")}`,
+    klass: "seccomp",
+    what: `${name} never reaches the kernel: ${why}`,
+    layers: [`seccomp:${name}`],
+    script: () => syscall(name, args),
+    through: reachedKernel,
+    ...extra,
+  };
+}
+
+/** A syscall the kernel refuses without capabilities anyway: the filter's row shows alone only with the capabilities back. */
+function capProbe(name: string, args: string, why: string): AttackRow {
+  return probe(name, args, why, {
+    layers: ["cap-drop", `seccomp:${name}`, "disable-userns"],
+    controlFor: ["root"],
+    note: "a user caller has no capabilities in bwrap's namespace to begin with, so its kernel refuses this too; --disable-userns puts the session in a user namespace below the one owning its mounts, which refuses it as well",
+  });
+}
+
+const WRITE_PROTECTED = (path: string, body: string) => (w: AttackWorld) =>
+  `mkdir -p "$(dirname "${w.ws}/${path}")" 2>/dev/null; printf '%s' '${body}' > "${w.ws}/${path}" && echo WROTE`;
+const protectedRow = (id: string, path: string, layerPath: string, why: string): AttackRow => ({
+  id,
+  klass: "code-that-runs-later",
+  what: `${path} cannot be written or created in the workspace: ${why}`,
+  layers: [`protected:${layerPath}`],
+  script: WRITE_PROTECTED(path, `echo planted-by-the-session`),
+  through: (_r, w) => (read(join(w.ws, path)) ?? "").includes("planted-by-the-session"),
+});
+
+export const ATTACKS: readonly AttackRow[] = [
+  // Capabilities: a root caller keeps them all inside bwrap's user namespace unless they are dropped.
+  {
+    id: "cap-eff",
+    klass: "capabilities",
+    what: "the session holds no capability",
+    layers: ["cap-drop"],
+    controlFor: ["root"],
+    note: "bwrap gives a user caller no capabilities whatever the flags",
+    script: () => "grep CapEff /proc/self/status",
+    through: (r) => !/CapEff:\s+0{16}/.test(r.out),
+  },
+  {
+    id: "remount-bundle-rw",
+    klass: "capabilities",
+    what: "the read-only bundle cannot be remounted read-write and rewritten",
+    layers: ["cap-drop", "seccomp:mount", "disable-userns"],
+    controlFor: ["root"],
+    note: "a user caller has no CAP_SYS_ADMIN in bwrap's namespace to remount with",
+    script: (w) => `mount -o remount,rw,bind "${w.run}/bundle" && echo pwned > "${w.run}/bundle/policy.json"`,
+    through: (_r, w) => read(join(w.run, "bundle/policy.json")) === "pwned\n",
+  },
+  {
+    id: "umount-session-json",
+    klass: "capabilities",
+    what: "the read-only session.json cannot be unmounted to reach the writable file under it",
+    layers: ["cap-drop", "seccomp:umount2", "disable-userns"],
+    controlFor: ["root"],
+    note: "a user caller has no CAP_SYS_ADMIN in bwrap's namespace to unmount with",
+    script: (w) => `umount "${w.run}/session.json" && echo pwned > "${w.run}/session.json"`,
+    through: (_r, w) => read(join(w.run, "session.json")) === "pwned\n",
+  },
+  {
+    id: "mknod",
+    klass: "capabilities",
+    what: "no device node can be made",
+    layers: ["cap-drop"],
+    controlFor: [],
+    note: "the kernel refuses device nodes in any user namespace but the host's, so no flag removed lets this through; the row holds the refusal in place",
+    script: () => "mknod /tmp/null2 c 1 3 && echo MADE",
+    through: (r) => r.out.includes("MADE"),
+  },
+  {
+    id: "no-new-privs",
+    klass: "capabilities",
+    what: "NoNewPrivs is set, so setuid binaries and file capabilities grant nothing",
+    layers: [],
+    controlFor: [],
+    note: "bwrap sets it unconditionally; no flag removes it",
+    script: () => "grep NoNewPrivs /proc/self/status",
+    through: (r) => !/NoNewPrivs:\s+1/.test(r.out),
+  },
+  // Nested user namespaces.
+  {
+    id: "nested-userns",
+    klass: "user namespaces",
+    what: "no nested user namespace can be made",
+    layers: ["disable-userns", "seccomp:unshare"],
+    script: () => "unshare -U true && echo NESTED",
+    through: (r) => r.out.includes("NESTED"),
+  },
+  {
+    id: "clone-newuser",
+    klass: "user namespaces",
+    what: "clone with CLONE_NEWUSER is refused",
+    layers: ["disable-userns", "seccomp:clone-namespaces"],
+    script: () => `perl -e 'my $r = syscall(${nr("clone")}, 0x10000000 | 17, 0, 0, 0, 0); if ($r == 0) { exec("/bin/true") } print(($r < 0 ? "ERR " . ($! + 0) : "OK"), "\\n")'`,
+    through: (r) => r.out.includes("OK"),
+  },
+  {
+    id: "userns-replace-session-json",
+    klass: "user namespaces",
+    what: "a nested namespace's pivot_root cannot detach the read-only session.json and replace the host's file",
+    layers: ["disable-userns", "seccomp"],
+    // The issue's attack, unprivileged: a file made beforehand, a handle on the run directory, a
+    // nested user and mount namespace (no uid map needed), a pivot_root into a bind of /tmp/nr,
+    // the old root detached (and with it the read-only binds), then a rename through the handle.
+    script: (w) => [
+      `mkdir -p /tmp/nr/old && printf 'pwned\\n' > "${w.run}/new.json" || exit 1`,
+      // One process throughout: an exec after unshare in an unmapped namespace would drop its capabilities.
+      `perl -e 'opendir(my $d, "${w.run}") or die "opendir: $!"; syscall(${nr("unshare")}, 0x10000000 | 0x00020000) == 0 or die "unshare: $!"; my ($a, $b, $n, $o) = ("/tmp/nr", "/tmp/nr", "", "old"); syscall(${nr("mount")}, $a, $b, $n, 0x5000, 0) == 0 or die "mount: $!"; chdir "/tmp/nr" or die "chdir: $!"; my $dot = "."; syscall(${nr("pivot_root")}, $dot, $o) == 0 or die "pivot_root: $!"; my $old = "/old"; syscall(${nr("umount2")}, $old, 2) == 0 or die "umount2: $!"; chdir($d) or die "fchdir: $!"; rename("new.json", "session.json") or die "rename: $!"; print "REPLACED\\n"' 2>&1`,
+    ].join("\n"),
+    through: (_r, w) => read(join(w.run, "session.json")) === "pwned\n",
+  },
+  // The runner (pid 1) holds the capability: nothing may trace it or read its memory.
+  {
+    id: "ptrace-runner",
+    klass: "ptrace",
+    what: "the runner cannot be ptrace-attached",
+    layers: ["seccomp:ptrace", "runner-node"],
+    script: () => syscall("ptrace", "0x4206, 1, 0, 0"),
+    through: (r) => /^OK /m.test(r.out),
+  },
+  {
+    id: "runner-memory",
+    klass: "ptrace",
+    what: "the runner's memory cannot be read through /proc/1/mem, so its capability stays its own",
+    layers: ["runner-node"],
+    script: () => `perl -e 'open(my $m, "<", "/proc/1/maps") or do { print "MAPS-DENIED\\n"; exit 0 }; open(my $f, "<:raw", "/proc/1/mem") or do { print "MEM-DENIED\\n"; exit 0 }; while (<$m>) { next unless /^([0-9a-f]+)-([0-9a-f]+) r/; my ($a, $b) = (hex $1, hex $2); next if $b - $a > 256 * 1048576; seek($f, $a, 0) or next; my $buf; my $n = sysread($f, $buf, $b - $a); next unless $n; while ($buf =~ /(mosaic-cap-[0-9]+-[a-z0-9]{8})/g) { print "FOUND $1\\n" } }'`,
+    through: (r, w) => r.out.includes(`FOUND ${w.capability}`),
+  },
+  {
+    id: "runner-environ",
+    klass: "ptrace",
+    what: "the runner's environment cannot be read through /proc/1/environ",
+    layers: ["runner-node"],
+    script: () => "tr '\\0' '\\n' < /proc/1/environ",
+    through: (r, w) => r.out.includes(w.envCanary),
+  },
+  {
+    id: "process-vm-readv-runner",
+    klass: "ptrace",
+    what: "process_vm_readv cannot read the runner's memory",
+    layers: ["seccomp:process_vm_readv", "runner-node"],
+    script: () => `perl -e 'my $addr = 0x400000; if (open(my $m, "<", "/proc/1/maps")) { my $l = <$m>; $addr = hex((split /-/, $l)[0]) } my $buf = "\\0" x 16; my $local = pack("QQ", unpack("Q", pack("p", $buf)), 16); my $remote = pack("QQ", $addr, 16); my $r = syscall(${nr("process_vm_readv")}, 1, $local, 1, $remote, 1, 0); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`,
+    through: (r) => /^OK 16$/m.test(r.out),
+  },
+  {
+    id: "kill-runner",
+    klass: "pid namespace",
+    what: "a turn cannot kill the runner: as pid 1 of its namespace it ignores SIGKILL from inside",
+    layers: ["as-pid-1"],
+    script: () => 'kill -9 "$RUNNER_PID"; sleep 0.2; echo "SENT to $RUNNER_PID"',
+    through: (r) => !r.out.includes("RUNNER-ALIVE"),
+  },
+  // Other processes of the host, of the same uid.
+  {
+    id: "neighbour-signal",
+    klass: "pid namespace",
+    what: "a process of the host, of the same uid, cannot be signalled by pid",
+    layers: ["pid-namespace"],
+    script: (w) => `kill -0 ${w.neighbor.pid} && echo SIGNALLED`,
+    through: (r) => r.out.includes("SIGNALLED"),
+  },
+  {
+    id: "neighbour-visible",
+    klass: "pid namespace",
+    what: "no process of the host is visible in /proc, so none can be named",
+    layers: ["pid-namespace"],
+    script: (w) => `test -e /proc/${w.neighbor.pid}/status && echo VISIBLE`,
+    through: (r) => r.out.includes("VISIBLE"),
+  },
+  {
+    id: "neighbour-environ",
+    klass: "pid namespace",
+    what: "another process's environment, working directory and root stay closed even where its pid is visible",
+    layers: ["pid-namespace"],
+    controlFor: [],
+    note: "the kernel's ptrace check refuses a process in another user namespace its /proc/<pid>/environ, cwd and root, so even with the PID namespace removed this holds",
+    script: (w) => `tr '\\0' '\\n' < /proc/${w.neighbor.pid}/environ; cat /proc/${w.neighbor.pid}/cwd/.ssh/id_ed25519; cat /proc/${w.neighbor.pid}/root${w.stand.files.gitCredentials}`,
+    through: (r, w) => r.out.includes(w.neighbor.canary) || r.out.includes(w.stand.secret),
+  },
+  // Files beside the session.
+  {
+    id: "hardlink-bundle",
+    klass: "binds",
+    what: "a hard link into the read-only bundle cannot be made, so the host's policy cannot be written through one",
+    layers: ["bundle-ro"],
+    script: (w) => `ln "${w.run}/bundle/policy.json" "${w.run}/policy-link" && echo pwned > "${w.run}/policy-link" && echo LINKED`,
+    through: (_r, w) => read(join(w.run, "bundle/policy.json")) === "pwned\n",
+  },
+  {
+    id: "write-bundle",
+    klass: "binds",
+    what: "the bundle stays as the host wrote it",
+    layers: ["bundle-ro"],
+    script: (w) => `echo pwned > "${w.run}/bundle/policy.json"`,
+    through: (_r, w) => read(join(w.run, "bundle/policy.json")) === "pwned\n",
+  },
+  {
+    id: "write-session-json",
+    klass: "binds",
+    what: "session.json stays as the host wrote it",
+    layers: ["session-json-ro"],
+    script: (w) => `echo pwned > "${w.run}/session.json"`,
+    through: (_r, w) => read(join(w.run, "session.json")) === "pwned\n",
+  },
+  {
+    id: "symlink-swap-founder",
+    klass: "binds",
+    what: "a link swapped back and forth between a workspace file and the founder's key never reads the key",
+    layers: ["no-founder-home"],
+    script: (w) => `i=0; while [ $i -lt 100 ]; do ln -sfn "${w.stand.files.sshKey}" "${w.ws}/k"; cat "${w.ws}/k" 2>/dev/null; ln -sfn "${w.ws}/inside.txt" "${w.ws}/k"; cat "${w.ws}/k" >/dev/null; i=$((i+1)); done; rm -f "${w.ws}/k"`,
+    through: (r, w) => r.out.includes(w.stand.secret),
+  },
+  {
+    id: "launch-socket-coder",
+    klass: "binds",
+    what: "a coder cannot reach the host's launch socket",
+    layers: ["no-launch-socket"],
+    script: (w) => `perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Peer => "${w.launchSocket}") or do { print "NO-CONNECT\\n"; exit 0 }; print "CONNECTED\\n"'`,
+    through: (r, w) => r.out.includes("CONNECTED") && w.connections.launch > 0,
+  },
+
+  // Terminals.
+  {
+    id: "tiocsti",
+    klass: "terminal",
+    what: "no keystroke can be pushed into the terminal the session was started from",
+    layers: ["new-session", "seccomp:TIOCSTI"],
+    script: () => `perl -e 'my $t; open($t, "+<", "/dev/tty") or $t = \\*STDERR; my $c = "x"; my $r = ioctl($t, 0x5412, $c); print(($r ? "STI-OK" : "STI-ERR " . ($! + 0)), "\\n")'`,
+    through: (r) => r.out.includes("STI-OK"),
+    wrap: (cmd) => ["script", "-qec", cmd.map((t) => `'${t.replaceAll("'", "'\\''")}'`).join(" "), "/dev/null"],
+  },
+  probe("TIOCLINUX", "", "the virtual console's input", {
+    id: "seccomp-ioctl-tioclinux",
+    script: () => `perl -e 'my $c = "\\x02"; my $r = ioctl(STDOUT, 0x541c, $c); print(($r ? "OK 0" : "ERR " . ($! + 0)), "\\n")'`,
+  }),
+  // Files in the workspace that the host later runs or loads.
+  {
+    id: "git-hook",
+    klass: "code-that-runs-later",
+    what: ".git/hooks takes no new hook for the host's git to run",
+    layers: ["protected:.git/hooks"],
+    script: (w) => `printf '#!/bin/sh\\ntouch planted\\n' > "${w.ws}/.git/hooks/post-checkout" && chmod +x "${w.ws}/.git/hooks/post-checkout" && echo PLANTED`,
+    through: (_r, w) => existsSync(join(w.ws, ".git/hooks/post-checkout")),
+  },
+  {
+    id: "git-config-fsmonitor",
+    klass: "code-that-runs-later",
+    what: ".git/config cannot name a core.fsmonitor for the host's git status to run",
+    layers: ["protected:.git/config"],
+    script: (w) => `git -C "${w.ws}" config core.fsmonitor 'touch /planted' && echo SET`,
+    through: (_r, w) => (read(join(w.ws, ".git/config")) ?? "").includes("fsmonitor"),
+  },
+  {
+    id: "git-replace",
+    klass: "code-that-runs-later",
+    what: ".git cannot be moved aside and replaced by a repository of the session's making",
+    layers: ["protected:.git"],
+    script: (w) => `mv "${w.ws}/.git" "${w.ws}/.git-aside" && git init -q "${w.ws}" && printf '#!/bin/sh\\n' > "${w.ws}/.git/hooks/post-checkout" && echo REPLACED`,
+    through: (_r, w) => existsSync(join(w.ws, ".git-aside")),
+  },
+  protectedRow("git-modules", ".git/modules/evil/hooks/post-checkout", ".git/modules", "a submodule's hooks"),
+  protectedRow("gitmodules", ".gitmodules", ".gitmodules", "submodule URLs"),
+  protectedRow("mcp-json", ".mcp.json", ".mcp.json", "MCP servers Claude Code starts"),
+  protectedRow("claude-settings", ".claude/settings.json", ".claude", "hooks Claude Code runs"),
+  protectedRow("pi-extension", ".pi/extensions/evil.ts", ".pi", "extensions Pi loads"),
+  protectedRow("vscode-tasks", ".vscode/tasks.json", ".vscode", "tasks VS Code runs"),
+  protectedRow("idea-run", ".idea/workspace.xml", ".idea", "JetBrains run configurations"),
+  protectedRow("devcontainer", ".devcontainer/devcontainer.json", ".devcontainer", "lifecycle commands"),
+  protectedRow("envrc", ".envrc", ".envrc", "what direnv runs"),
+  // Resources.
+  {
+    id: "fork-bomb",
+    klass: "resources",
+    what: `the session's tasks stop at the bound, far below the host's pid table`,
+    layers: (id) => (id === "root" ? ["cgroup"] : ["nproc"]),
+    script: () => `perl -e 'my @k; my $n = 0; while ($n < 700) { my $p = fork(); last unless defined $p; if ($p == 0) { sleep 30; exit 0 } push @k, $p; $n++ } print "FORKS $n\\n"; kill 9, @k'`,
+    through: (r) => Number(/FORKS (\d+)/.exec(r.out)?.[1] ?? 0) >= 700,
+  },
+  {
+    id: "tmp-fill",
+    klass: "resources",
+    what: "/tmp holds at most its bound, and none of it on the host's disk",
+    layers: ["tmp-size"],
+    script: () => "dd if=/dev/zero of=/tmp/fill bs=1M count=300 2>/dev/null; echo BYTES $(stat -c %s /tmp/fill)",
+    through: (r) => Number(/BYTES (\d+)/.exec(r.out)?.[1] ?? 0) >= 300 * 1048576,
+  },
+  {
+    id: "home-fill",
+    klass: "resources",
+    what: "HOME holds at most its bound",
+    layers: ["home-size"],
+    script: () => 'dd if=/dev/zero of="$HOME/fill" bs=1M count=80 2>/dev/null; echo BYTES $(stat -c %s "$HOME/fill")',
+    through: (r) => Number(/BYTES (\d+)/.exec(r.out)?.[1] ?? 0) >= 80 * 1048576,
+  },
+  // The rest of the filter: each syscall answered EPERM before the kernel sees it.
+  probe("io_uring_setup", "1, 0", "io_uring runs operations the filter never sees", { controlRemoves: ["seccomp:io_uring_setup", "seccomp:io_uring_enter", "seccomp:io_uring_register"] }),
+  probe("io_uring_enter", "-1, 0, 0, 0, 0, 0", "io_uring runs operations the filter never sees", { controlRemoves: ["seccomp:io_uring_setup", "seccomp:io_uring_enter", "seccomp:io_uring_register"] }),
+  probe("io_uring_register", "-1, 0, 0, 0", "io_uring runs operations the filter never sees", { controlRemoves: ["seccomp:io_uring_setup", "seccomp:io_uring_enter", "seccomp:io_uring_register"] }),
+  probe("bpf", "999, 0, 0", "programs loaded into the kernel"),
+  probe("perf_event_open", "0, 0, -1, -1, 0", "kernel and cross-process observation"),
+  probe("userfaultfd", "-1", "the usual primitive for kernel races"),
+  probe("keyctl", "999, 0, 0, 0, 0", "the kernel keyrings"),
+  probe("add_key", "0, 0, 0, 0, 0", "the kernel keyrings"),
+  probe("request_key", "0, 0, 0, 0", "the kernel keyrings"),
+  probe("open_by_handle_at", "-1, 0, 0", "opening files past every bind"),
+  probe("name_to_handle_at", "-1, \"/nonexistent-x\", 0, 0, 0", "minting file handles"),
+  probe("kexec_load", "0, 0, 0, 0", "replacing the kernel"),
+  probe("kexec_file_load", "-1, -1, 0, 0, 0", "replacing the kernel"),
+  probe("init_module", "0, 0, 0", "loading modules"),
+  probe("finit_module", "-1, 0, 0", "loading modules"),
+  probe("delete_module", "\"nosuchmodule\", 0", "unloading modules"),
+  probe("setns", "-1, 0", "joining another namespace"),
+  probe("unshare", "0x80000000", "new namespaces"),
+  probe("ptrace", "16, 999999, 0, 0", "tracing anything"),
+  probe("process_vm_writev", "999999, 0, 0, 0, 0, 0", "writing another process's memory"),
+  probe("open_tree", "-1, \"/nonexistent-x\", 0", "the new mount API"),
+  probe("open_tree_attr", "-1, \"/nonexistent-x\", 0, 0, 0", "the new mount API"),
+  probe("mount_setattr", "-1, \"/nonexistent-x\", 0, 0, 0", "clearing a bind's read-only flag"),
+  probe("fsconfig", "-1, 0, 0, 0, 0", "the new mount API"),
+  capProbe("fsopen", "\"tmpfs\", 0", "a new filesystem context"),
+  capProbe("fsmount", "-1, 0, 0", "mounting a filesystem context"),
+  capProbe("fspick", "-1, \"/nonexistent-x\", 0", "reconfiguring a mount"),
+  capProbe("move_mount", "-1, \"\", -1, \"\", 0", "moving a bind"),
+  capProbe("pivot_root", "\"/nonexistent-x\", \"/nonexistent-y\"", "detaching the root"),
+  probe("clone3", "0, 0", "its flags live in memory; ENOSYS sends libc back to clone", {
+    through: (r) => /^(OK|ERR) /m.test(r.out) && !/^ERR 38$/m.test(r.out),
+  }),
+  ...(ARCH === "x86_64"
+    ? [{
+      id: "seccomp-x32",
+      klass: "seccomp",
+      what: "an x32 syscall, whose number would dodge the 64-bit table, kills the process",
+      layers: ["seccomp:x32"],
+      script: () => `perl -e 'syscall(0x40000000 | ${nr("ptrace")}, 16, 1, 0, 0); print "SURVIVED\\n"'; echo "EXIT $?"`,
+      through: (r: Outcome) => r.out.includes("SURVIVED"),
+    } satisfies AttackRow]
+    : []),
+];
+
+/** The workspace's top-level names and .git/hooks, to put the host back as it was between runs. */
+export function workspaceSnapshot(w: AttackWorld): { top: string[]; hooks: string[]; config: string } {
+  return {
+    top: readdirSync(w.ws).sort(),
+    hooks: readdirSync(join(w.ws, ".git/hooks")).sort(),
+    config: readFileSync(join(w.ws, ".git/config"), "utf8"),
+  };
+}
+
+export function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,178 @@
+// The attack table's world: one scratch root per identity (root, or an unprivileged uid) holding a
+// git workspace, another workspace, a run directory, the founder's stand-in secrets, a broker and a
+// launch socket that count connections, and a neighbour process outside the sandbox. Everything
+// the sandbox binds lives under the root, so an unprivileged uid can reach it wherever the checkout is.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import type { HostFacts, SandboxSpec } from "../../core/sandbox/types.ts";
+import { findPidsCgroup } from "../../host/pids-cgroup.ts";
+import { readHostFacts } from "../../host/host-facts.ts";
+import { REPO_ROOT } from "../golden.ts";
+import { plantStandIns, type StandIns } from "../stand-ins.ts";
+
+export type Identity = "root" | "user";
+
+/** The unprivileged uid the user arm runs as when the tests run as root. */
+export const USER_UID = 65534;
+
+export const ATTACK_BASE = "/var/tmp/mosaic-attacks";
+
+export interface AttackWorld {
+  identity: Identity;
+  uid: number;
+  root: string;
+  ws: string;
+  otherWs: string;
+  run: string;
+  stand: StandIns;
+  /** The capability canary pid 1 holds in memory; no script is ever told it. */
+  capability: string;
+  /** A canary in pid 1's environment. */
+  envCanary: string;
+  neighbor: { pid: number; canary: string };
+  launchSocket: string;
+  brokerSocket: string;
+  /** Network traps on the host: a TCP listener on 127.0.0.1 and an abstract Unix socket. */
+  traps: { tcpPort: number; abstract: string };
+  connections: { broker: number; launch: number; tcpTrap: number; abstractTrap: number };
+  spec: SandboxSpec;
+  facts: HostFacts;
+  /** A readable copy of node, for the control that runs the runner on it. */
+  readableNode: string;
+  env: Record<string, string>;
+  /** Commands run as this identity (empty for the identity the tests already have). */
+  asIdentity: string[];
+  close(): Promise<void>;
+}
+
+/** Why an identity cannot be tried here, or null. */
+export function identityProblem(identity: Identity): string | null {
+  const uid = process.getuid?.() ?? -1;
+  if (identity === "root" && uid !== 0) return "the root arm needs the tests to run as root (CI does)";
+  return null;
+}
+
+const token = (label: string) => `${label}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+
+function sh(cmd: string[], cwd?: string): void {
+  const r = spawnSync(cmd[0]!, cmd.slice(1), { cwd, encoding: "utf8", env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" } });
+  if (r.status !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr}`);
+}
+
+function chownTree(p: string, uid: number): void {
+  chownSync(p, uid, uid);
+  for (const e of readdirSync(p, { withFileTypes: true })) {
+    const q = join(p, e.name);
+    if (e.isDirectory()) chownTree(q, uid);
+    else chownSync(q, uid, uid);
+  }
+}
+
+async function countingSocket(path: string, onConnect: () => void): Promise<Server> {
+  const s = createServer((c) => {
+    c.on("error", () => {});
+    onConnect();
+    c.end("stand-in\n");
+  });
+  await new Promise<void>((ok) => s.listen(path, ok));
+  return s;
+}
+
+export async function makeWorld(identity: Identity): Promise<AttackWorld> {
+  mkdirSync(ATTACK_BASE, { recursive: true, mode: 0o755 });
+  chmodSync(ATTACK_BASE, 0o755);
+  const root = mkdtempSync(join(ATTACK_BASE, `${identity}-`));
+  chmodSync(root, 0o755);
+  const self = process.getuid?.() ?? -1;
+  const uid = identity === "root" ? 0 : self === 0 ? USER_UID : self;
+  const asIdentity = self === uid ? [] : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--"];
+
+  const stand = plantStandIns(root);
+  const repo = join(root, "repo");
+  const ws = join(root, "data/workspaces/acme/coder");
+  const otherWs = join(root, "data/workspaces/acme/other");
+  const run = join(root, "data/runs/r1");
+  for (const d of [join(repo, "src"), ws, join(run, "bundle"), join(run, "home"), join(run, "turns"), join(root, "sock"), join(root, "node"), join(root, "state")]) mkdirSync(d, { recursive: true });
+  copyFileSync(join(REPO_ROOT, "src/conformance/attacks/pid1.ts"), join(repo, "src/pid1.ts"));
+  writeFileSync(join(repo, "adapter.sh"), "exit 0\n");
+  writeFileSync(join(run, "bundle/policy.json"), "{\"policy\":\"as the host wrote it\"}\n");
+  writeFileSync(join(run, "session.json"), "{\"session\":\"as the host wrote it\"}\n");
+  chmodSync(join(run, "home"), 0o700);
+
+  // A real repository, as a coder's workspace is: hooks and config as git init makes them.
+  sh(["git", "init", "-q", ws]);
+  writeFileSync(join(ws, "inside.txt"), "a file inside the workspace\n");
+  mkdirSync(join(ws, ".vscode"));
+  writeFileSync(join(ws, ".vscode/settings.json"), "{}\n");
+  sh(["git", "-c", "user.name=host", "-c", "user.email=host@invalid", "add", "."], ws);
+  sh(["git", "-c", "user.name=host", "-c", "user.email=host@invalid", "commit", "-qm", "host"], ws);
+
+  const readableNode = join(root, "node/node");
+  copyFileSync(process.execPath, readableNode);
+  chmodSync(readableNode, 0o755);
+  if (uid !== self || identity === "user") chownTree(root, uid);
+
+  const connections = { broker: 0, launch: 0, tcpTrap: 0, abstractTrap: 0 };
+  const brokerSocket = join(root, "sock/bus.sock");
+  const launchSocket = join(root, "sock/launch.sock");
+  const servers = [await countingSocket(brokerSocket, () => connections.broker++), await countingSocket(launchSocket, () => connections.launch++)];
+  if (uid !== self) for (const p of [brokerSocket, launchSocket]) chownSync(p, uid, uid);
+  const tcpTrap = createServer((c) => {
+    c.on("error", () => {});
+    connections.tcpTrap++;
+    c.end("trap\n");
+  });
+  await new Promise<void>((ok) => tcpTrap.listen(0, "127.0.0.1", ok));
+  const abstract = `mosaic-trap-${process.pid}-${identity}`;
+  servers.push(tcpTrap, await countingSocket(`\0${abstract}`, () => connections.abstractTrap++));
+
+  // The neighbour: an ordinary process of the same uid, with no capabilities, outside the sandbox.
+  const neighborCanary = token("neighbour-canary");
+  const neighbor: ChildProcess = spawn(
+    "setpriv",
+    [...(uid !== self ? [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups"] : []), "--bounding-set=-all", "--inh-caps=-all", "--", "sleep", "600"],
+    { cwd: stand.founderHome, env: { PATH: "/usr/bin:/bin", NEIGHBOR_CANARY: neighborCanary }, stdio: "ignore", detached: true },
+  );
+
+  const host = readHostFacts({ repo: REPO_ROOT, stateDir: join(root, "state") });
+  const facts: HostFacts = {
+    ...host,
+    node: { path: readableNode, realPath: readableNode },
+    home: stand.founderHome,
+    uid,
+    pidsCgroup: uid === 0 ? findPidsCgroup() : null,
+    runnerNode: join(root, "state/runner-node/node-xo"),
+  };
+  const spec: SandboxSpec = {
+    harness: "claude-code",
+    repo,
+    runnerFiles: [join(repo, "src/pid1.ts")],
+    runner: join(repo, "src/pid1.ts"),
+    adapter: join(repo, "adapter.sh"),
+    brokerSocket,
+    launchSocket,
+    mayLaunch: false,
+    workspace: ws,
+    runDir: run,
+  };
+  const envCanary = token("env-canary");
+  return {
+    identity, uid, root, ws, otherWs, run, stand, capability: token("mosaic-cap"), envCanary,
+    neighbor: { pid: neighbor.pid!, canary: neighborCanary },
+    launchSocket, brokerSocket, connections, spec, facts, readableNode,
+    traps: { tcpPort: (tcpTrap.address() as { port: number }).port, abstract },
+    env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", ATTACK_ENV_CANARY: envCanary },
+    asIdentity,
+    async close() {
+      try {
+        process.kill(-neighbor.pid!, "SIGKILL");
+      } catch {
+        neighbor.kill("SIGKILL");
+      }
+      await Promise.all(servers.map((s) => new Promise<void>((ok) => s.close(() => ok()))));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

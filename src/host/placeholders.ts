@@ -1,0 +1,27 @@
+import { lstatSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
+import type { Placeholder } from "../core/sandbox/protected.ts";
+
+/**
+ * Removes the mount points bwrap made in the host's workspace for protected paths that did not
+ * exist, once the session is gone. Only what is still an empty file or directory of the planned
+ * kind goes; anything else is left and reported, so nothing the host put there is ever lost.
+ */
+export function removePlaceholders(list: readonly Placeholder[]): { removed: string[]; kept: string[] } {
+  const removed: string[] = [];
+  const kept: string[] = [];
+  for (const p of list) {
+    try {
+      const st = lstatSync(p.path);
+      if (p.kind === "file" && st.isFile() && st.size === 0) unlinkSync(p.path);
+      else if (p.kind === "dir" && st.isDirectory() && readdirSync(p.path).length === 0) rmdirSync(p.path);
+      else {
+        kept.push(p.path);
+        continue;
+      }
+      removed.push(p.path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") kept.push(p.path);
+    }
+  }
+  return { removed, kept };
+}
