@@ -8,6 +8,8 @@ import { FOUNDER_ENV } from "../src/core/session/env.ts";
 import { normalise } from "../src/conformance/golden.ts";
 import { jsonBody, matchGolden } from "../src/conformance/golden-expect.ts";
 import { STAND_IN, launchPlaceholders, loadCase, loadCases, type LaunchCase } from "./support/launch-cases.ts";
+import { MODEL_URL } from "../src/core/network/egress.ts";
+import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
 import { POLICY_FIELDS, SEED_BUNDLE_FILES, SEED_S0_LINES, SEED_TOOL_GRANTS } from "./oracles/launch-seed-tables.ts";
 
 const CASES = loadCases();
@@ -31,9 +33,9 @@ function renderArgv(argv: readonly string[]): string[] {
 
 const CREDENTIAL_NAMES = new Set(credentialVariableNames());
 
-/** NAME=value sorted; a credential variable's value shows only as <set>. */
+/** NAME=value sorted; a credential variable's value shows only as <set>, or as <placeholder> when it is the placeholder, so the golden shows which the session holds. */
 function renderEnv(env: Readonly<Record<string, string>>): string[] {
-  return Object.keys(env).sort().map((k) => `${k}=${CREDENTIAL_NAMES.has(k) ? "<set>" : env[k]}`);
+  return Object.keys(env).sort().map((k) => `${k}=${env[k] === CREDENTIAL_PLACEHOLDER ? "<placeholder>" : k === "ANTHROPIC_BASE_URL" && env[k] === MODEL_URL ? MODEL_URL : CREDENTIAL_NAMES.has(k) ? "<set>" : env[k]}`);
 }
 
 function renderDecision(p: LaunchPlan): string {

@@ -30,7 +30,7 @@ const probe = (bwrap: string, timeoutMs?: number) => sandboxProblem(facts, { bwr
 describe("sandboxProblem", () => {
   it("a bwrap that fails names the first step it fails and bwrap's first stderr line", () => {
     const bwrap = fakeBwrap("failing", `echo "" >&2; echo "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; echo second >&2; exit 1`);
-    expect(probe(bwrap)).toBe("bwrap cannot apply the namespaces (--unshare-user --unshare-pid --unshare-ipc --as-pid-1) here: bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.");
+    expect(probe(bwrap)).toBe("bwrap cannot apply the namespaces (--unshare-user --unshare-pid --unshare-ipc --unshare-net --as-pid-1) here: bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.");
   });
   it("a bwrap that lacks one hardening option names that option: no weaker sandbox is tried instead", () => {
     const bwrap = fakeBwrap("no-disable-userns", `for a in "$@"; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }; done; exit 0`);

@@ -19,6 +19,21 @@ const UNKNOWN = "(unknown)";
 
 /** The rules each fixture pair must fire, and no other; "(unknown)" for a change no rule reads. */
 const EXPECTED: Readonly<Record<string, readonly string[]>> = {
+  "adapter-credential-to-placeholder": ["credential-to-placeholder"],
+  "adapter-placeholder-to-credential": ["placeholder-to-credential"],
+  "models-key-not-placeholder": ["models-key-not-placeholder"],
+  "models-url-moved": ["models-url-moved"],
+  "egress-allow-added": ["egress-allow-added"],
+  "egress-allow-removed": ["egress-allow-removed"],
+  "network-mode-added": ["network-mode-added"],
+  "network-mode-removed": ["network-mode-removed"],
+  "egress-refuse-to-forward": ["egress-refuse-to-forward"],
+  "egress-forward-to-refuse": ["egress-forward-to-refuse"],
+  "egress-reason-reworded": ["egress-reason-reworded"],
+  "egress-case-added-forward": ["egress-case-added-forward"],
+  "egress-case-added-refuse": ["egress-case-added-refuse"],
+  "egress-case-removed-refuse": ["egress-case-removed-refuse"],
+  "egress-case-removed-forward": ["egress-case-removed-forward"],
   "golden-header-reworded": ["header-reworded"],
   "bind-ro-over-rw-removed": ["ro-over-rw-removed"],
   "bind-pinned-removed": ["pinned-bind-removed"],

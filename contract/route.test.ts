@@ -242,6 +242,7 @@ const BAD_DOCS: ReadonlyArray<[why: string, patch: (d: Record<string, any>) => v
   ["a fallback with an unknown key", (d) => { d.vars.fallback = { harness: "pi", modle: "x" }; }],
   ["an empty thinking var", (d) => { d.vars.thinking = ""; }],
   ["a cross-role action that is not a string", (d) => { d.actions.crossRole = [3]; }],
+  ["a network mode the proxy does not know", (d) => { d.network = "open"; }],
 ];
 
 describe("resolved instance schema", () => {
@@ -272,7 +273,7 @@ describe("adapter guard", () => {
     const { claudeCommand } = await import("../src/core/adapters/command.ts");
     const c = loadCase("claude-coder");
     const route = { harness: "claude-code" as const, module: loadHarness("claude-code")!, provider: "anthropic", model: "claude-sonnet-4-5", thinking: null };
-    const inp = { route, paths: { runDir: c.facts.runDir, repo: c.facts.repo, node: c.facts.node.path }, workspace: c.instance.workspace, toolLimit: ["read"], typedTools: [], hostEnv: c.env };
+    const inp = { route, paths: { runDir: c.facts.runDir, repo: c.facts.repo, node: c.facts.node.path }, workspace: c.instance.workspace, toolLimit: ["read"], typedTools: [], hostEnv: c.env, credentialSet: "api-key" };
     let err: unknown;
     try {
       claudeCommand(inp);

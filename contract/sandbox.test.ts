@@ -97,7 +97,7 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
   expect(argv.slice(dd + 1), "the runner starts under setpriv's parent-death signal, prlimit's task bound, on the execute-only node").toEqual([
     "setpriv", "--pdeathsig", "KILL", "--", "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, "--", facts.runnerNode, spec.runner, spec.runDir,
   ]);
-  expect(argv.slice(0, 5), "the session has its own user, PID and IPC namespaces").toEqual(["bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--as-pid-1"]);
+  expect(argv.slice(0, 6), "the session has its own user, PID, IPC and network namespaces").toEqual(["bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--as-pid-1"]);
   const before = argv.slice(0, dd);
   const pair = (a: string, b: string) => before.some((t, i) => t === a && before[i + 1] === b);
   expect(pair("--cap-drop", "ALL"), "every capability is dropped").toBe(true);
@@ -159,7 +159,7 @@ describe("whole argv vector", () => {
     const run = spec.runDir;
     const ws = spec.workspace;
     expect(bwrapArgv(spec, facts, binds(spec, facts, fixtureWorkspaceView(spec)))).toEqual([
-      "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--as-pid-1",
+      "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--as-pid-1",
       "--cap-drop", "ALL", "--disable-userns", "--assert-userns-disabled", "--new-session", "--seccomp", "3",
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",

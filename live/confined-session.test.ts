@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync, chmodSync, realpathSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
 import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
@@ -17,6 +17,10 @@ import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api
 import { loadModelScript } from "../src/conformance/model-script/format.ts";
 import type { ScriptFailure } from "../src/conformance/model-script/record.ts";
 import { plantStandIns } from "../src/conformance/stand-ins.ts";
+import { modelFrontArgv, modelFrontFiles } from "../src/conformance/live-session.ts";
+import { MODEL_URL } from "../src/core/network/egress.ts";
+import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
+import { serveModelProxy } from "../src/host/model-proxy.ts";
 
 // Real Claude Code and Pi sessions in real bwrap sandboxes built by binds()/bwrapArgv(), driven by
 // the scripted API. The model's one tool call is a shell that tries the founder's stand-in secrets
@@ -64,7 +68,7 @@ function prepareRun(name: string, harness: SandboxSpec["harness"]): { spec: Sand
   const spec: SandboxSpec = {
     harness,
     repo: REPO_ROOT,
-    runnerFiles: [join(R, "repo/runner.ts")],
+    runnerFiles: [join(R, "repo/runner.ts"), ...modelFrontFiles()],
     runner: join(R, "repo/runner.ts"),
     adapter: join(R, "repo/adapter.sh"),
     brokerSocket: join(R, "sock/bus.sock"),
@@ -105,7 +109,10 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
     { text: "done" },
   ];
   const api = await startScriptedApi({ script: loadModelScript({ turns }, { source: "live/confined-session.test.ts" }) });
-  const url = api.url;
+  // The session's network is its own loopback: the front forwards the model port to this proxy.
+  const proxy = serveModelProxy({ socket: join(spec.runDir, "model.sock"), upstream: api.url, credential: { header: "x-api-key", value: STAND_IN_KEY }, mode: "model-only", egressLog: join(spec.runDir, "..", `${basename(spec.runDir)}.egress.jsonl`) });
+  await proxy.listening;
+  const url = MODEL_URL;
   try {
     const argv = bwrapArgv(spec, facts, table);
     const dd = argv.lastIndexOf("--");
@@ -113,18 +120,18 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
     const env: NodeJS.ProcessEnv = { ...sessionEnv(process.env) };
     if (spec.harness === "claude-code") {
       cli = [CLAUDE, "-p", "go", "--output-format", "stream-json", "--verbose", "--permission-mode", "dontAsk", "--allowedTools", "Bash", "--tools", "Bash", "--setting-sources", "", "--model", "claude-sonnet-4-5"];
-      Object.assign(env, { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: STAND_IN_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" });
+      Object.assign(env, { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: CREDENTIAL_PLACEHOLDER, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" });
     } else {
       // HOME is a tmpfs inside; the agent dir lives in the run directory, as the Pi adapter puts it.
       const agentDir = join(spec.runDir, "session/pi-agent");
       mkdirSync(agentDir, { recursive: true });
-      writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { scripted: { baseUrl: url, api: "anthropic-messages", apiKey: STAND_IN_KEY, models: [{ id: "scripted-model", name: "scripted" }] } } }));
+      writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { scripted: { baseUrl: url, api: "anthropic-messages", apiKey: CREDENTIAL_PLACEHOLDER, models: [{ id: "scripted-model", name: "scripted" }] } } }));
       writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
       cli = [facts.node.path, PI_CLI, "-p", "go", "--provider", "scripted", "--model", "scripted-model", "--no-session", "--offline", "-nc", "-ns", "-ne", "--tools", "bash"];
       env.PI_CODING_AGENT_DIR = agentDir;
     }
     // The adapters cd into the workspace; bwrap starts in the run directory.
-    const inner = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', spec.workspace, ...cli];
+    const inner = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', spec.workspace, ...modelFrontArgv(facts.node.path, spec.runDir), ...cli];
     const full = [...argv.slice(0, dd + 1), ...inner];
     const r = await runConfined({ command: full, env: env as Record<string, string>, facts, timeoutMs: 50_000 });
     const bodies = api.messageBodies();
@@ -132,6 +139,7 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
     const answers = Object.fromEntries([...toolResult.matchAll(/^([a-z-]+) (yes|no)$/gm)].map((m) => [m[1]!, m[2]!]));
     return { answers, bodies, failures: api.failures(), stderr: r.stderr };
   } finally {
+    await proxy.close();
     await api.stop();
   }
 }

@@ -64,8 +64,9 @@ function prepare(name: string, example: "claude-coder" | "pi-coder", apiUrl: str
     writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: apiUrl, apiKey: "stand-in-api-key" } } }));
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
   }
-  // bwrap would set HOME and TMPDIR to the run's own; unconfined, the test does.
-  return { plan, run, env: { ...plan.adapter.env, HOME: join(run, "home"), TMPDIR: join(run, "tmp") } };
+  // bwrap would set HOME and TMPDIR to the run's own; unconfined, the test does. Unconfined there is
+  // no model proxy either: the CLI calls the scripted API directly (live/network.test.ts has the proxy).
+  return { plan, run, env: { ...plan.adapter.env, ANTHROPIC_BASE_URL: apiUrl, HOME: join(run, "home"), TMPDIR: join(run, "tmp") } };
 }
 
 function runTurn(p: Prepared, message: string) {

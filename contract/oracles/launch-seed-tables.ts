@@ -34,9 +34,9 @@ export const SEED_REFUSAL_CODES: readonly string[] = [
   "partial-fallback", "no-session-credential", "sandbox-unavailable", "founder-credentials",
 ];
 
-/** Seed 000 "The bundle" and issue 3: the files of a bundle per harness. */
+/** Seed 000 "The bundle" and issue 3: the files of a bundle per harness; issue 10 adds Pi's models.json. */
 export const SEED_BUNDLE_FILES: Readonly<Record<"pi" | "claude-code", readonly string[]>> = {
-  pi: ["manifest.json", "policy.json", "prompt.md", "tools.json"],
+  pi: ["manifest.json", "models.json", "policy.json", "prompt.md", "tools.json"],
   "claude-code": ["manifest.json", "mcp.json", "policy.json", "prompt.md", "settings.json", "tools.json"],
 };
 

@@ -43,11 +43,10 @@ export const FOUNDER_ENV_ORACLE: readonly string[] = [
 
 /**
  * The most that may ever pass from the host to a session, typed by hand: ENV_ALLOW may hold
- * fewer of these (the credentials are to move behind a proxy), never another name.
+ * fewer of these, never another name.
  */
 export const MAY_REACH_SESSION: readonly string[] = [
   "PATH", "LANG", "LC_ALL", "TZ", "TERM", "USER", "LOGNAME", "NODE_EXTRA_CA_CERTS", "MOSAIC_CLAUDE_BIN",
-  "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
 ];
 
 /**
@@ -55,6 +54,8 @@ export const MAY_REACH_SESSION: readonly string[] = [
  * reach a session from the host.
  */
 export const NEVER_REACH_SESSION: readonly string[] = [
+  // The model credentials: the host's proxy adds the real one; the session holds a placeholder.
+  "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
   // Twins of allowed names.
   "path", "Path", " PATH", "PATH ", "PATH_", "lang", "anthropic_api_key", "ANTHROPIC_API_KEY_", "ANTHROPIC_API_KEY2",
   "ANTHROPIC_API_KEY_FILE", "NODE_EXTRA_CA_CERT", "NODE_EXTRA_CA_CERTS_FILE", "MOSAIC_CLAUDE_BINARY", "USERNAME",

@@ -20,8 +20,24 @@ import { REPO_ROOT } from "./golden.ts";
 import type { ProcessResult } from "./run-process.ts";
 import { runConfined } from "./sandbox-run.ts";
 import { realFsView } from "../host/fs-view.ts";
+import { egressLogPath, serveModelProxy } from "../host/model-proxy.ts";
+import { MODEL_PORT } from "../core/network/egress.ts";
+import { upstreamCredential } from "../core/network/placeholder.ts";
 
 export const CLAUDE_BIN = join(REPO_ROOT, "node_modules/.bin/claude");
+
+/** The in-sandbox front of a turn run without the runner: it forwards the model port, then runs the harness. */
+export const MODEL_FRONT = join(REPO_ROOT, "src/conformance/forward-then-exec.ts");
+
+/** The files the front loads, for the spec's runnerFiles. */
+export function modelFrontFiles(): string[] {
+  return importGraph([MODEL_FRONT]).files;
+}
+
+/** The argv that puts the front before a harness command: the model port forwarded to `<run>/model.sock`. */
+export function modelFrontArgv(node: string, run: string): string[] {
+  return [node, MODEL_FRONT, String(MODEL_PORT), join(run, "model.sock")];
+}
 
 /** What every session of one test file shares: its scratch root, the founder's HOME, the host. */
 export type SessionSetup = {
@@ -45,10 +61,15 @@ export type LiveSession = {
   home: string;
   /** Packages the gate's entry loads: none, since Claude Code's sandbox has no node_modules. */
   gatePackages: string[];
+  /** The scripted API the host's model proxy forwards to, and the host env it takes the credential from. */
+  apiUrl: string;
+  hostEnv: Record<string, string | undefined>;
+  /** The host's record of what the session's model port let out: one JSON line a request. */
+  egressLog: string;
 };
 
 /** Plans and writes one launch of a shipped example instance (claude-coder or pi-coder) under setup.root. */
-export function planLiveSession(setup: SessionSetup, name: string, apiUrl: string, example: "claude-coder" | "pi-coder"): LiveSession {
+export function planLiveSession(setup: SessionSetup, name: string, apiUrl: string, example: "claude-coder" | "pi-coder", hostEnv: Record<string, string | undefined> = {}): LiveSession {
   const R = setup.root;
   const ws = join(R, "data/workspaces/acme", name);
   const run = join(R, "data/runs", name);
@@ -61,7 +82,8 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
   const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
   const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
   const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
-  const env = { PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE_BIN, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "stand-in-api-key", LANG: "C.UTF-8" };
+  // The host's environment: stand-in credentials the proxy adds upstream (hostEnv overrides; undefined removes).
+  const env = Object.fromEntries(Object.entries({ PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE_BIN, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "stand-in-api-key", LANG: "C.UTF-8", ...hostEnv }).filter(([, v]) => v !== undefined));
   const decision = decideLaunch(instance, settings, readLaunchFacts({ repo: REPO_ROOT, runDir: run, env }), env);
   if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
   writeBundle(decision.plan.bundleDir, decision.plan.bundle);
@@ -70,19 +92,20 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
   const harness = decision.plan.harness;
   const gate = importGraph([join(REPO_ROOT, harness === "pi" ? "src/host/pi-extension.ts" : "src/host/claude-gate.ts")]);
   if (harness === "pi") {
-    // Pi ignores ANTHROPIC_BASE_URL; its agent dir's models.json routes the built-in provider to
-    // the scripted API. The bundle does not carry it (docs/launch.md, Limits).
+    // Pi ignores ANTHROPIC_BASE_URL; the bundle's models.json routes its provider to the in-sandbox
+    // model port with the placeholder key, and Pi reads it from its agent dir, as the launcher copies it.
     const agentDir = decision.plan.adapter.env.PI_CODING_AGENT_DIR!;
     mkdirSync(agentDir, { recursive: true });
-    writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: apiUrl, apiKey: "stand-in-api-key" } } }));
+    writeFileSync(join(agentDir, "models.json"), decision.plan.bundle["models.json"]!);
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
   }
+
   const runner = join(R, "runner-stand-in.ts");
   writeFileSync(runner, "// the runner is not built yet; the session command replaces it\n");
   const spec: SandboxSpec = {
     harness,
     repo: REPO_ROOT,
-    runnerFiles: [runner, ...gate.files],
+    runnerFiles: [runner, ...gate.files, ...modelFrontFiles()],
     runner,
     adapter: runner,
     brokerSocket: setup.brokerSocket,
@@ -92,7 +115,7 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
     runDir: run,
   };
   const facts: HostFacts = { ...setup.hostFacts, home: setup.founderHome, claude: { path: CLAUDE_BIN, realPath: realpathSync(CLAUDE_BIN) } };
-  return { plan: decision.plan, spec, facts, ws, run, home, gatePackages: gate.packages };
+  return { plan: decision.plan, spec, facts, ws, run, home, gatePackages: gate.packages, apiUrl, hostEnv: env, egressLog: egressLogPath(join(R, "state"), name) };
 }
 
 /** The plan with the adapter's argv changed, for a positive control that removes a flag on purpose. */
@@ -117,11 +140,16 @@ export function dropAdapterFlags(plan: LaunchPlan, drop: ReadonlyArray<string | 
  * The adapter's command, in the workspace, inside the sandbox, with the message appended. The
  * turn's stdout and stderr also go to `<run>/turns/turn.log`, which a failed test keeps.
  */
-export async function runLiveTurn(s: LiveSession, message: string, table: Bind[] = binds(s.spec, s.facts, realFsView())): Promise<ProcessResult> {
-  const argv = bwrapArgv(s.spec, s.facts, table);
+export async function runLiveTurn(s: LiveSession, message: string, table: Bind[] = binds(s.spec, s.facts, realFsView()), editArgv: (argv: string[]) => string[] = (a) => a): Promise<ProcessResult> {
+  const argv = editArgv(bwrapArgv(s.spec, s.facts, table));
   const dd = argv.lastIndexOf("--");
-  const inner = ["/bin/sh", "-c", 'cp -a "$0/." "$HOME/" && cd "$1" && shift 2 && exec "$@"', s.home, s.plan.adapter.cwd, "_", ...s.plan.adapter.argv, message];
-  const r = await runConfined({ command: [...argv.slice(0, dd + 1), ...inner], env: s.plan.adapter.env, facts: s.facts, timeoutMs: 60_000 });
+  // The session's network is its own loopback: the front forwards the model port to the host's
+  // proxy on <run>/model.sock, which adds the real credential and logs each request.
+  const socket = join(s.run, "model.sock");
+  const proxy = serveModelProxy({ socket, upstream: s.apiUrl, credential: upstreamCredential(s.plan.credentialSet, s.hostEnv), mode: "model-only", egressLog: s.egressLog });
+  await proxy.listening;
+  const inner = ["/bin/sh", "-c", 'cp -a "$0/." "$HOME/" && cd "$1" && shift 2 && exec "$@"', s.home, s.plan.adapter.cwd, "_", ...modelFrontArgv(s.facts.node.path, s.run), ...s.plan.adapter.argv, message];
+  const r = await runConfined({ command: [...argv.slice(0, dd + 1), ...inner], env: s.plan.adapter.env, facts: s.facts, timeoutMs: 60_000 }).finally(() => proxy.close());
   appendFileSync(join(s.run, "turns/turn.log"), [`$ ${s.plan.adapter.argv.join(" ")} ${message}`, `exit ${r.status} signal ${r.signal} timedOut ${r.timedOut}`, "-- stdout", r.stdout, "-- stderr", r.stderr, ""].join("\n"));
   return r;
 }

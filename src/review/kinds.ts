@@ -11,6 +11,7 @@ import { bodyLines, headerFact, parsePipeTable, plainLine } from "./parse-lines.
 import { parsePlan, parsePrompt, parseReviewReport } from "./parse-misc.ts";
 import { parseExitMap, parseHarnessModules, parseRefusal, parseRoute, parseSpecErrors } from "./parse-records.ts";
 import { parseSeccomp } from "./parse-seccomp.ts";
+import { parseEgress } from "./parse-egress.ts";
 
 export type GoldenKind = {
   id: string;
@@ -37,6 +38,7 @@ export const GOLDEN_KINDS: readonly GoldenKind[] = [
   { id: "bundle-mcp", what: "Claude Code's mcp.json", matches: bundle("mcp.jsonc"), parse: parseJsonGolden("mcp") },
   { id: "bundle-tools", what: "the typed tools a session is given", matches: bundle("tools.jsonc"), parse: parseJsonGolden("tools") },
   { id: "bundle-manifest", what: "the bundle's manifest: route, tools, what the gate relies on, digests", matches: bundle("manifest.jsonc"), parse: parseJsonGolden("manifest") },
+  { id: "bundle-models", what: "Pi's models.json: its provider's URL and the placeholder key", matches: bundle("models.jsonc"), parse: parseJsonGolden("models") },
   { id: "bundle-prompt", what: "the session's system prompt", matches: bundle("prompt.md"), parse: parsePrompt },
   { id: "route", what: "a launch's route decision", matches: (p) => under("goldens/launch/", ".route.txt")(p), parse: parseRoute },
   { id: "refusal", what: "a launch refusal: code and message", matches: (p) => under("goldens/launch/", ".refusal.txt")(p), parse: parseRefusal },
@@ -48,9 +50,13 @@ export const GOLDEN_KINDS: readonly GoldenKind[] = [
   { id: "credentials", what: "SESSION_CREDENTIALS: the sets that count as a session credential", matches: (p) => p === "goldens/session/credentials.txt", parse: table("credential-set") },
   { id: "runner-exits", what: "the runner's exit codes and launch end reasons", matches: (p) => p === "goldens/session/runner-exits.txt", parse: table("runner-exit") },
   { id: "session-exit", what: "bwrap's exit code and how the session ended", matches: (p) => p === "goldens/session/session-exit.txt", parse: parseExitMap },
+  { id: "egress-allow", what: "EGRESS_ALLOW: the requests the model proxy forwards", matches: (p) => p === "goldens/network/egress-allow.txt", parse: table("egress-allow") },
+  { id: "network-modes", what: "NETWORK_MODES: what the policy's network field may say", matches: (p) => p === "goldens/network/network-modes.txt", parse: table("network-mode") },
+  { id: "egress-decisions", what: "the model proxy's decision for each request a session might send", matches: (p) => p === "goldens/network/egress-decisions.txt", parse: parseEgress },
   { id: "tool-catalog", what: "the typed tool catalog", matches: (p) => p === "goldens/tools/catalog.txt", parse: table("tool") },
   { id: "cli-plan", what: "`mosaic-harness plan`: the bind table and bwrap argv as printed", matches: (p) => under("goldens/cli/", ".txt")(p) && p.includes("/plan."), parse: parsePlan },
   { id: "seccomp", what: "the seccomp filter: instructions, denied syscalls, its sha256", matches: (p, h) => p.endsWith(".txt") && (/^goldens\/(.+\/)?seccomp[^/]*(\/|\.txt$)/.test(p) || h.startsWith("# seccomp")), parse: parseSeccomp },
+  { id: "session-file", what: "session.json: what the launcher tells the runner (adapter argv and env, sockets, timings)", matches: (p) => under("goldens/session/session-file/", ".jsonc")(p), parse: parseJsonGolden("session-file") },
   { id: "model-script", what: "the scripted model's format: load errors and SSE bodies (verification engine)", matches: (p) => under("goldens/model-script/", ".txt")(p), parse: lines("model-script-line") },
   { id: "tool-fail-closed", what: "what the model sees when a typed tool call could not be made", matches: (p) => p === "goldens/tools/fail-closed.txt", parse: lines("fail-closed-line") },
   { id: "review-report", what: "the review's own report on a fixture diff", matches: (p) => under("goldens/review/", ".txt")(p), parse: parseReviewReport },

@@ -1,10 +1,13 @@
 // The rules that say what a golden change does to confinement. Each row selects changes by fact
 // type, operation, field and place, and gives its verdict and why. The first row that matches a
 // change classifies it; a change no row matches is unknown. Rows are ordered specific before general.
+import { MODEL_URL } from "../core/network/egress.ts";
+import { CREDENTIAL_PLACEHOLDER } from "../core/network/placeholder.ts";
 import { isWithin } from "../core/paths.ts";
 import { factOf, type Change, type Fact, type Risk } from "./model.ts";
 import { BWRAP_MOUNTS } from "./parse-bwrap-argv.ts";
 import { decisionOf, namedChecks } from "./parse-gate.ts";
+import { egressOf } from "./parse-egress.ts";
 import { actionWidth, isDenyReturn, landingOf, type Jump } from "./parse-seccomp.ts";
 
 /** Both revisions' facts of the golden, for rules that read a change against its neighbours. */
@@ -194,7 +197,7 @@ const UNORDERED = [
   "env-allow", "founder-env", "credential-set", "tool", "runner-exit", "spec-error", "exit-map", "gate-call", "gate-tree",
   "adapter-option", "adapter-listed", "adapter-env", "bwrap-option", "bwrap-setenv", "bwrap-unsetenv", "route", "route-member", "module", "module-member",
   "policy", "policy-member", "settings", "settings-member", "mcp", "mcp-member", "tools", "tools-member", "manifest", "manifest-member",
-  "seccomp-deny", "refusal",
+  "seccomp-deny", "refusal", "egress-allow", "network-mode", "egress-call",
 ];
 
 const hardeningRows = (): Rule[] =>
@@ -227,7 +230,7 @@ export const RULES: readonly Rule[] = [
   { id: "mount-uncovered-narrower", verdict: "strengthens", why: "no later mount covers this one now, and it is narrower than the one that did", types: MOUNT_TYPES, op: "changed", fields: ["shadowedBy"], when: (c, x) => newlyUncovered(c) && compareCover(c, x) === "wider" },
   { id: "mount-after-remount", verdict: "weakens", why: "a mount now comes after --remount-ro /: the read-only root must be the last mount step (the invariant beside the argv golden)", types: ["bwrap-mount"], op: "changed", fields: ["afterRemount"], when: (c) => now(c, "afterRemount") === "yes" },
   { id: "mount-before-remount", verdict: "strengthens", why: "a mount moved back before --remount-ro /", types: ["bwrap-mount"], op: "changed", fields: ["afterRemount"], when: (c) => now(c, "afterRemount") === "no" },
-  { id: "why-reworded", verdict: "neutral", why: "a reason reworded; the row's values are unchanged", types: ["bind", "env-allow", "founder-env", "credential-set", "refusal-code", "runner-exit", "tool", "seccomp-deny"], op: "changed", fields: ["why", "meaning", "description"] },
+  { id: "why-reworded", verdict: "neutral", why: "a reason reworded; the row's values are unchanged", types: ["bind", "env-allow", "founder-env", "credential-set", "refusal-code", "runner-exit", "tool", "seccomp-deny", "egress-allow", "network-mode"], op: "changed", fields: ["why", "meaning", "description"] },
   { id: "mount-reordered", verdict: "neutral", why: "mount order matters only where mounts overlap, and an overlap that changes shows as covered or uncovered", types: MOUNT_TYPES, op: "moved" },
 
   // bwrap's other options.
@@ -265,6 +268,8 @@ export const RULES: readonly Rule[] = [
   { id: "prompt-changed", verdict: "neutral", why: "the prompt tells the model what to do and confines nothing; the tool limits and the gate do, and their goldens show any change", types: ["adapter-option", "prompt-line"], op: ["changed", "added", "removed"], when: (c) => factOf(c).type === "prompt-line" || /^--append-system-prompt(-file)?$/.test(factKey(c)) },
 
   // The adapter's environment, and the harness modules' adapterEnv.
+  { id: "credential-to-placeholder", verdict: "strengthens", why: "the session holds the placeholder instead of the host's credential; the host's proxy adds the real one", types: ["adapter-env"], op: "changed", when: (c) => was(c, "value") === "<set>" && now(c, "value") === "<placeholder>" },
+  { id: "placeholder-to-credential", verdict: "weakens", why: "the session holds the host's credential again instead of the placeholder: bash and the model can read it", types: ["adapter-env"], op: "changed", when: (c) => was(c, "value") === "<placeholder>" && now(c, "value") !== "<placeholder>" },
   { id: "credential-shown", verdict: "weakens", why: "a credential's value in the golden is no longer the <set> placeholder: a value may reach a file or a log", types: ["adapter-env"], op: "changed", when: (c) => was(c, "value") === "<set>" },
   { id: "protective-env-removed", verdict: "weakens", why: "a variable that keeps the harness offline, gated or on its bundle is gone (PI_OFFLINE, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, MCP_CONNECTION_NONBLOCKING, MOSAIC_POLICY_FILE, ...)", types: ["adapter-env"], op: "removed", key: PROTECTIVE_ENV },
   { id: "protective-env-changed", verdict: "weakens", why: "a variable that keeps the harness offline, gated or on its bundle has another value", types: ["adapter-env"], op: "changed", key: PROTECTIVE_ENV },
@@ -291,6 +296,8 @@ export const RULES: readonly Rule[] = [
   { id: "mcp-server-changed", verdict: "weakens", why: "the MCP server runs another command, with other arguments or variables", types: ["mcp", "mcp-member"], op: ["changed", "added", "removed"], at: /^mcpServers\.[^.[]+[.[]/ },
   { id: "typed-tool-added", verdict: "weakens", why: "a typed tool added: the model can act on the bus through it", types: ["tools"], op: "added", at: /^tools\[[^\]]+\]$/ },
   { id: "typed-tool-removed", verdict: "strengthens", why: "a typed tool removed", types: ["tools"], op: "removed", at: /^tools\[[^\]]+\]$/ },
+  { id: "models-key-not-placeholder", verdict: "weakens", why: "Pi's models.json holds a key other than the placeholder: a credential in the bundle, which the session reads", types: ["models"], op: ["changed", "added"], at: /\.apiKey$/, when: (c) => now(c, "value") !== JSON.stringify(CREDENTIAL_PLACEHOLDER) },
+  { id: "models-url-moved", verdict: "weakens", why: "Pi's provider points elsewhere than the in-sandbox model port: past the proxy's table and log, if anything there answers", types: ["models"], op: ["changed", "added"], at: /\.baseUrl$/, when: (c) => now(c, "value") !== JSON.stringify(MODEL_URL) },
   { id: "policy-root-changed", verdict: "weakens", why: "the gate checks paths against another workspace or HOME", types: ["policy"], op: "changed", at: /^(workspace|home)$/ },
   { id: "service-added", verdict: "weakens", why: "the session is granted another service", types: ["policy-member"], op: "added", at: /^services$/ },
   { id: "service-removed", verdict: "strengthens", why: "a service taken away", types: ["policy-member"], op: "removed", at: /^services$/ },
@@ -317,6 +324,18 @@ export const RULES: readonly Rule[] = [
   // Session tables.
   { id: "env-allow-added", verdict: "weakens", why: "an ENV_ALLOW entry added: another host variable reaches every session", types: ["env-allow"], op: "added" },
   { id: "env-allow-removed", verdict: "strengthens", why: "one host variable fewer reaches sessions", types: ["env-allow"], op: "removed" },
+  // The network's one way out (docs/network.md).
+  { id: "egress-allow-added", verdict: "weakens", why: "the model proxy forwards another request: another way out of every session", types: ["egress-allow"], op: "added" },
+  { id: "egress-allow-removed", verdict: "strengthens", why: "the model proxy forwards one request fewer", types: ["egress-allow"], op: "removed" },
+  { id: "network-mode-added", verdict: "weakens", why: "the policy's network field accepts another mode: check what it lets out", types: ["network-mode"], op: "added" },
+  { id: "network-mode-removed", verdict: "strengthens", why: "a network mode gone: an instance that names it is refused", types: ["network-mode"], op: "removed" },
+  { id: "egress-refuse-to-forward", verdict: "weakens", why: "a request the proxy refused is forwarded: a way out until shown otherwise", types: ["egress-call"], op: "changed", fields: ["decision"], when: (c) => egressOf(was(c, "decision")) === "refuse" && egressOf(now(c, "decision")) === "forward" },
+  { id: "egress-forward-to-refuse", verdict: "strengthens", why: "a request the proxy forwarded is refused", types: ["egress-call"], op: "changed", fields: ["decision"], when: (c) => egressOf(was(c, "decision")) === "forward" && egressOf(now(c, "decision")) === "refuse" },
+  { id: "egress-reason-reworded", verdict: "neutral", why: "a decision's reason reworded; it forwards or refuses as before", types: ["egress-call"], op: "changed", fields: ["decision"], when: (c) => egressOf(was(c, "decision")) === egressOf(now(c, "decision")) && egressOf(now(c, "decision")) !== "" },
+  { id: "egress-case-added-forward", verdict: "weakens", why: "a new request the proxy forwards: check it should", types: ["egress-call"], op: "added", when: (c) => egressOf(now(c, "decision")) === "forward" },
+  { id: "egress-case-added-refuse", verdict: "strengthens", why: "a new request the proxy is shown to refuse", types: ["egress-call"], op: "added", when: (c) => egressOf(now(c, "decision")) === "refuse" },
+  { id: "egress-case-removed-refuse", verdict: "weakens", why: "a refused request dropped from the cases: nothing shows it is still refused", types: ["egress-call"], op: "removed", when: (c) => egressOf(was(c, "decision")) === "refuse" },
+  { id: "egress-case-removed-forward", verdict: "neutral", why: "a forwarded request dropped from the cases: no refusal is lost", types: ["egress-call"], op: "removed", when: (c) => egressOf(was(c, "decision")) === "forward" },
   { id: "founder-env-removed", verdict: "weakens", why: "a founder variable no longer stops a launch", types: ["founder-env"], op: "removed" },
   { id: "founder-env-added", verdict: "strengthens", why: "another founder variable stops a launch", types: ["founder-env"], op: "added" },
   { id: "credential-set-added", verdict: "weakens", why: "another set of variables counts as a session credential", types: ["credential-set"], op: "added" },

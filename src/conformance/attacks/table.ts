@@ -273,7 +273,31 @@ export const ATTACKS: readonly AttackRow[] = [
     script: (w) => `perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Peer => "${w.launchSocket}") or do { print "NO-CONNECT\\n"; exit 0 }; print "CONNECTED\\n"'`,
     through: (r, w) => r.out.includes("CONNECTED") && w.connections.launch > 0,
   },
-
+  // The network: the session's only way out is the model port (docs/network.md).
+  {
+    id: "host-loopback-tcp",
+    klass: "network",
+    what: "a TCP listener on the host's 127.0.0.1 is out of reach",
+    layers: ["unshare-net"],
+    script: (w) => `perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${w.traps.tcpPort}, Timeout => 2) or do { print "NO-CONNECT $!\\n"; exit 0 }; print "CONNECTED\\n"; sleep 1'`,
+    through: (_r, w) => w.connections.tcpTrap > 0,
+  },
+  {
+    id: "abstract-unix-socket",
+    klass: "network",
+    what: "an abstract Unix socket of the host is out of reach (abstract names belong to a network namespace)",
+    layers: ["unshare-net"],
+    script: (w) => `perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die; connect($s, pack_sockaddr_un("\\0${w.traps.abstract}")) or do { print "NO-CONNECT $!\\n"; exit 0 }; print "CONNECTED\\n"; sleep 1'`,
+    through: (_r, w) => w.connections.abstractTrap > 0,
+  },
+  {
+    id: "proc-net-listeners",
+    klass: "network",
+    what: "/proc/net/tcp and /proc/net/unix do not list the host's listeners",
+    layers: ["unshare-net"],
+    script: () => "cat /proc/net/tcp /proc/net/unix",
+    through: (r, w) => r.out.toUpperCase().includes(`:${w.traps.tcpPort.toString(16).toUpperCase().padStart(4, "0")} `) || r.out.includes(w.traps.abstract),
+  },
   // Terminals.
   {
     id: "tiocsti",

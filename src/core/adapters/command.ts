@@ -3,6 +3,8 @@ import { sessionEnv } from "../session/env.ts";
 import type { Route } from "../route/choose-route.ts";
 import type { RunPaths } from "../route/types.ts";
 import { bundleDir } from "../bundle/plan-bundle.ts";
+import { MODEL_URL } from "../network/egress.ts";
+import { placeholderEnv } from "../network/placeholder.ts";
 
 /** One harness turn's command, minus the message, which the runner appends after the final "--". */
 export interface AdapterCommand {
@@ -23,6 +25,8 @@ export interface AdapterInput {
   typedTools: readonly string[];
   /** The host environment; only ENV_ALLOW reaches the session. */
   hostEnv: Readonly<Record<string, string | undefined>>;
+  /** The launch's credential set: the session gets its placeholder, never its value. */
+  credentialSet: string | null;
 }
 
 /** The MOSAIC_* variables every adapter sets (the adapter contract, seed 003). */
@@ -69,7 +73,7 @@ export function piCommand(inp: AdapterInput, piBinary: string): AdapterCommand {
     "--append-system-prompt", `${bundleDir(paths.runDir)}/prompt.md`,
     "--",
   ];
-  return { argv, env: adapterEnvironment(inp, builtIns), cwd: inp.workspace, stdin: "closed" };
+  return { argv, env: { ...adapterEnvironment(inp, builtIns), ...placeholderEnv(inp.credentialSet, MODEL_URL) }, cwd: inp.workspace, stdin: "closed" }; // safety: pi-real-credential
 }
 
 /** MOSAIC_CLAUDE_BIN when set and non-empty, else claude from PATH; the preflight already refused a relative one. */
@@ -107,5 +111,5 @@ export function claudeCommand(inp: AdapterInput): AdapterCommand {
     "--append-system-prompt-file", `${b}/prompt.md`,
     "--",
   ];
-  return { argv, env: adapterEnvironment(inp, builtIns), cwd: inp.workspace, stdin: "closed" };
+  return { argv, env: { ...adapterEnvironment(inp, builtIns), ...placeholderEnv(inp.credentialSet, MODEL_URL) }, cwd: inp.workspace, stdin: "closed" }; // safety: claude-real-credential
 }

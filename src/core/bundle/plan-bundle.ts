@@ -1,4 +1,6 @@
 import type { Policy } from "../policy.ts";
+import { MODEL_URL } from "../network/egress.ts";
+import { CREDENTIAL_PLACEHOLDER } from "../network/placeholder.ts";
 import type { ResolvedInstance } from "../launch/instance.ts";
 import type { Route, RouteWhich } from "../route/choose-route.ts";
 import type { RunPaths } from "../route/types.ts";
@@ -87,6 +89,11 @@ export function planBundle(inp: BundleInput): BundleFiles {
     "policy.json": json(policy),
     "tools.json": json({ version: BUNDLE_VERSION, tools: renderTools(tools, mod.typedToolName) }),
   };
+  if (route.harness === "pi") {
+    // Pi ignores ANTHROPIC_BASE_URL: its models.json routes the built-in provider to the in-sandbox
+    // model port, with the placeholder for a key. The launcher puts a copy in Pi's agent dir.
+    files["models.json"] = json({ providers: { [route.provider]: { baseUrl: MODEL_URL, apiKey: CREDENTIAL_PLACEHOLDER } } });
+  }
   if (route.harness === "claude-code") {
     files["settings.json"] = json({
       hooks: {

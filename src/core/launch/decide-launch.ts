@@ -82,7 +82,7 @@ export function decideLaunch(
     credentialSet, digests: facts.digests,
   });
   const typedTools = selectTools(heldActions(instance.actions)).map((t) => route.module.typedToolName(t.name));
-  const adapterInput = { route, paths, workspace: instance.workspace, toolLimit: instance.limits.tools, typedTools, hostEnv: env };
+  const adapterInput = { route, paths, workspace: instance.workspace, toolLimit: instance.limits.tools, typedTools, hostEnv: env, credentialSet };
   const adapter = route.harness === "pi" ? piCommand(adapterInput, binary.path) : claudeCommand(adapterInput);
 
   return {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { NETWORK_MODES, type NetworkMode } from "../network/egress.ts";
 import { MosaicError } from "../errors.ts";
 import { hasControlChar, isNormalAbsolute } from "../paths.ts";
 
@@ -31,7 +32,8 @@ const InstanceSchema = z.strictObject({
   actions: z.strictObject({ withinRole: z.array(z.string().min(1)), crossRole: z.array(z.string().min(1)) }),
   limits: z.strictObject({ tools: z.array(z.enum(TOOL_LIMIT_NAMES)) }),
   services: z.array(name),
-  network: z.string().min(1),
+  /** What the session may reach (core/network/egress.ts): the model API only, or nothing. */
+  network: z.enum(NETWORK_MODES.map((m) => m.mode) as [NetworkMode, ...NetworkMode[]]),
   contract: z.string().min(1),
 });
 

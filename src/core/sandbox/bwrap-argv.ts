@@ -1,8 +1,11 @@
 import { SESSION_LIMITS } from "./limits.ts";
 import type { Bind, HostFacts, SandboxSpec } from "./types.ts";
 
-/** The namespaces every session gets; the runner is pid 1 of its own PID namespace. */
-export const NAMESPACES = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--as-pid-1"] as const; // safety: no-pid-namespace // safety: die-with-parent
+/**
+ * The namespaces every session gets; the runner is pid 1 of its own PID namespace, and the session's
+ * network is its own loopback: its only way out is the model port the runner forwards to the host.
+ */
+export const NAMESPACES = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--as-pid-1"] as const; // safety: no-pid-namespace // safety: die-with-parent // safety: no-unshare-net
 
 /** The descriptor bwrap reads the seccomp program from; the host passes the bytes on it. */
 export const SECCOMP_FD = 3;

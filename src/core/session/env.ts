@@ -1,10 +1,9 @@
-import { SESSION_CREDENTIALS } from "./credentials.ts";
-
 type EnvEntry = { name: string; why: string };
 
 /**
  * The only host variables that reach a session. HOME and TMPDIR are set by bwrap to the run's
- * own home/ and private /tmp, so they are not here.
+ * own home/ and private /tmp, so they are not here. No model credential is: the session holds a
+ * placeholder and the host's proxy adds the real one (core/network/placeholder.ts).
  */
 export const ENV_ALLOW: readonly EnvEntry[] = [
   { name: "PATH", why: "finding sh, git and the harness; inside the sandbox it reaches only /usr and the bound files" },
@@ -15,10 +14,7 @@ export const ENV_ALLOW: readonly EnvEntry[] = [
   { name: "USER", why: "the user's name, which git and ssh-less tools ask for" },
   { name: "LOGNAME", why: "the user's name, for tools that read LOGNAME" },
   { name: "NODE_EXTRA_CA_CERTS", why: "a proxy's CA, read from /etc inside the sandbox" }, // safety: env-allow-look-alike
-  { name: "MOSAIC_CLAUDE_BIN", why: "the pinned Claude Code binary the adapter runs" },
-  ...SESSION_CREDENTIALS.flatMap((set) =>
-    set.names.map((name) => ({ name, why: `a session credential (${set.label}); the model call needs it` })),
-  ),
+  { name: "MOSAIC_CLAUDE_BIN", why: "the pinned Claude Code binary the adapter runs" }, // safety: env-allow-credential
 ];
 
 /**

@@ -1,0 +1,176 @@
+// The network, live, through the real CLIs' own shell tools: the session's only way out is the model
+// port, which reaches the host's proxy; the proxy adds the real credential, which never enters the
+// sandbox. Each protection has its positive control: the same attempt with it removed on purpose.
+// The shell's view without a CLI (the fake adapter's, as root and as a user) is live/attacks.test.ts.
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
+import { CLAUDE_BIN, planLiveSession, runLiveTurn, type LiveSession } from "../src/conformance/live-session.ts";
+import { scriptOf } from "../src/conformance/model-script/format.ts";
+import { makeScratch } from "../src/conformance/scratch.ts";
+import { startScriptedApi, toolResultsIn, type ScriptedApi } from "../src/conformance/scripted-api.ts";
+import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
+import { MODEL_PORT, type EgressRecord } from "../src/core/network/egress.ts";
+import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
+import { binds } from "../src/core/sandbox/binds.ts";
+import { realFsView } from "../src/host/fs-view.ts";
+import { readHostFacts } from "../src/host/host-facts.ts";
+
+const hostFacts = readHostFacts({ repo: REPO_ROOT });
+const it = liveIt("bwrap, Claude Code and Pi", checkoutProblem(REPO_ROOT) ?? (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ?? (existsSync(CLAUDE_BIN) ? null : `${CLAUDE_BIN} missing (npm ci)`));
+
+let scratch: ReturnType<typeof makeScratch>;
+let stand: StandIns;
+let broker: Server;
+/** Traps on the host's loopback: a TCP listener and an abstract Unix socket, each counting connections. */
+const trap = { tcp: null as Server | null, abstract: null as Server | null, tcpPort: 0, abstractName: `mosaic-trap-${randomUUID()}`, hits: { tcp: 0, abstract: 0 } };
+
+beforeAll(async () => {
+  scratch = makeScratch("network");
+  stand = plantStandIns(scratch.root);
+  mkdirSync(join(scratch.root, "sock"), { recursive: true });
+  broker = createServer((c) => c.end());
+  await new Promise<void>((ok) => broker.listen(join(scratch.root, "sock/bus.sock"), ok));
+  trap.tcp = createServer((c) => { trap.hits.tcp++; c.end(); });
+  await new Promise<void>((ok) => trap.tcp!.listen(0, "127.0.0.1", ok));
+  trap.tcpPort = (trap.tcp.address() as { port: number }).port;
+  trap.abstract = createServer((c) => { trap.hits.abstract++; c.end(); });
+  await new Promise<void>((ok) => trap.abstract!.listen(`\0${trap.abstractName}`, ok));
+});
+
+afterAll(async () => {
+  for (const s of [broker, trap.tcp, trap.abstract]) await new Promise<void>((ok) => (s ? s.close(() => ok()) : ok()));
+  scratch?.remove();
+});
+
+function prepare(name: string, api: ScriptedApi, example: "claude-coder" | "pi-coder", hostEnv: Record<string, string | undefined> = {}): LiveSession {
+  return planLiveSession({ root: scratch.root, founderHome: stand.founderHome, hostFacts, brokerSocket: join(scratch.root, "sock/bus.sock") }, name, api.url, example, hostEnv);
+}
+
+const shellTool = (p: LiveSession, command: string) => (p.plan.harness === "pi" ? { name: "bash", input: { command } } : { name: "Bash", input: { command } });
+
+/** The shell tool's one result, as the model was shown it. */
+async function runShell(p: LiveSession, api: ScriptedApi, command: string, editArgv?: (a: string[]) => string[]): Promise<string> {
+  api.replaceScript(scriptOf([{ tool_use: shellTool(p, command) }, { text: "turn-finished-network" }]));
+  const r = await runLiveTurn(p, "do the task", binds(p.spec, p.facts, realFsView()), editArgv);
+  expect(r.status, `the turn failed: ${r.stderr.slice(0, 800)}`).toBe(0);
+  const seen = toolResultsIn(api.messageBodies().at(-1));
+  expect(seen.length, "one shell result reached the model").toBe(1);
+  return seen[0]!;
+}
+
+const readEgress = (p: LiveSession): EgressRecord[] => (existsSync(p.egressLog) ? readFileSync(p.egressLog, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : []);
+
+const withoutUnshareNet = (a: string[]) => {
+  const i = a.indexOf("--unshare-net");
+  if (i === -1) throw new Error("the argv has no --unshare-net to remove");
+  return [...a.slice(0, i), ...a.slice(i + 1)];
+};
+
+const TRAP_SCRIPT = () => [
+  `perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${trap.tcpPort}, Timeout => 2) or do { print "TCP NO-CONNECT\\n"; exit 0 }; print "TCP CONNECTED\\n"'`,
+  `perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die; connect($s, pack_sockaddr_un("\\0${trap.abstractName}")) or do { print "ABSTRACT NO-CONNECT\\n"; exit 0 }; print "ABSTRACT CONNECTED\\n"'`,
+  `getent hosts api.anthropic.com >/dev/null 2>&1 && echo DNS RESOLVED || echo DNS NONE`,
+].join("; ");
+
+describe("the network trap, through each CLI's own shell tool", () => {
+  for (const example of ["claude-coder", "pi-coder"] as const) {
+    it(`${example}: the host's loopback listener and abstract socket are out of reach, and the trap records nothing`, async () => {
+      const api = await startScriptedApi();
+      try {
+        const p = prepare(`trap-${example}`, api, example);
+        const before = { ...trap.hits };
+        const out = await runShell(p, api, TRAP_SCRIPT());
+        expect(out).toContain("TCP NO-CONNECT");
+        expect(out).toContain("ABSTRACT NO-CONNECT");
+        expect(out, "no name resolves inside").toContain("DNS NONE");
+        expect(trap.hits, "the trap recorded no connection").toEqual(before);
+        expect(readEgress(p).every((r) => r.outcome === "allowed" && r.path === "/v1/messages"), "the model calls went through the proxy").toBe(true);
+      } finally {
+        await api.stop();
+      }
+    }, 90_000);
+    it(`${example}: control: without --unshare-net on purpose, the same commands connect and the trap records them`, async () => {
+      const api = await startScriptedApi();
+      try {
+        const p = prepare(`trap-open-${example}`, api, example);
+        const before = { ...trap.hits };
+        const out = await runShell(p, api, TRAP_SCRIPT(), withoutUnshareNet);
+        expect(out).toContain("TCP CONNECTED");
+        expect(out).toContain("ABSTRACT CONNECTED");
+        expect(trap.hits.tcp, "the trap recorded the TCP connection").toBeGreaterThan(before.tcp);
+        expect(trap.hits.abstract, "the trap recorded the abstract-socket connection").toBeGreaterThan(before.abstract);
+      } finally {
+        await api.stop();
+      }
+    }, 90_000);
+  }
+});
+
+describe("the credential canary", () => {
+  // The pattern is split so that no transcript of the command itself holds it whole.
+  const CANARY_SCAN = [
+    `p=stand-in-real; p="$p-key-"`,
+    `echo ENV-CANARY $(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -- "$p")`,
+    `echo ENV-PLACEHOLDER $(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c mosaic-placeholder)`,
+    `echo FILE-CANARY $(grep -rl -- "$p" "$HOME" /tmp "$PWD" 2>/dev/null | wc -l)`,
+  ].join("; ");
+  const count = (out: string, label: string) => Number(new RegExp(`${label} (\\d+)`).exec(out)?.[1] ?? "NaN");
+
+  it("claude-coder: the host's key goes upstream from the proxy; inside there is only the placeholder", async () => {
+    const canary = `stand-in-real-key-${randomUUID()}`;
+    const api = await startScriptedApi();
+    try {
+      const p = prepare("canary", api, "claude-coder", { ANTHROPIC_API_KEY: canary, ANTHROPIC_AUTH_TOKEN: undefined });
+      expect(p.plan.credentialSet).toBe("api-key");
+      const out = await runShell(p, api, CANARY_SCAN);
+      expect(count(out, "ENV-CANARY"), `no process inside holds the key: ${out}`).toBe(0);
+      expect(count(out, "ENV-PLACEHOLDER"), "the harness holds the placeholder").toBeGreaterThan(0);
+      expect(count(out, "FILE-CANARY"), "no file in HOME, /tmp or the workspace holds it").toBe(0);
+      expect(api.credentialSeen("x-api-key", canary), "the scripted API got the real key").toBe(true);
+      expect(api.credentialSeen("x-api-key", CREDENTIAL_PLACEHOLDER), "and never the placeholder").toBe(false);
+      for (const b of api.messageBodies()) expect(b.includes(canary), "no request body holds the key").toBe(false);
+      const egress = readEgress(p);
+      expect(egress.length, "every model call is in the egress log").toBe(api.messageBodies().length);
+      expect(readFileSync(p.egressLog, "utf8")).not.toContain(canary);
+    } finally {
+      await api.stop();
+    }
+  }, 90_000);
+  it("claude-coder: control: with the key put back in the session's environment on purpose, the same scan finds it", async () => {
+    const canary = `stand-in-real-key-${randomUUID()}`;
+    const api = await startScriptedApi();
+    try {
+      const p = prepare("canary-open", api, "claude-coder", { ANTHROPIC_API_KEY: canary, ANTHROPIC_AUTH_TOKEN: undefined });
+      const leaky: LiveSession = { ...p, plan: { ...p.plan, adapter: { ...p.plan.adapter, env: { ...p.plan.adapter.env, ANTHROPIC_API_KEY: canary } } } };
+      const out = await runShell(leaky, api, CANARY_SCAN);
+      expect(count(out, "ENV-CANARY"), out).toBeGreaterThan(0);
+    } finally {
+      await api.stop();
+    }
+  }, 90_000);
+});
+
+describe("the proxy refuses what is not the model call", () => {
+  for (const example of ["claude-coder", "pi-coder"] as const) {
+    it(`${example}: GET /v1/models and POST /v1/files from the shell get an Anthropic-shaped 403, logged, never forwarded`, async () => {
+      const api = await startScriptedApi();
+      try {
+        const p = prepare(`refuse-${example}`, api, example);
+        const ask = (method: string, path: string) => `perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${MODEL_PORT}, Timeout => 5) or die "no model port: $!"; print $s "${method} ${path} HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\n{}"; print while <$s>; print "\\n"'`;
+        const out = await runShell(p, api, `${ask("GET", "/v1/models")}; ${ask("POST", "/v1/files")}`);
+        expect(out.match(/HTTP\/1\.1 403/g)?.length, out).toBe(2);
+        expect(out).toContain('"type":"permission_error"');
+        const refused = readEgress(p).filter((r) => r.outcome === "refused").map((r) => `${r.method} ${r.path} ${r.status}`);
+        expect(refused).toEqual(["GET /v1/models 403", "POST /v1/files 403"]);
+        expect(api.requests().map((r) => r.url).filter((u) => !u.startsWith("/v1/messages")), "the scripted API saw only model calls").toEqual([]);
+      } finally {
+        await api.stop();
+      }
+    }, 90_000);
+  }
+});

@@ -1,0 +1,107 @@
+// A scratch world for live sessions through the real launcher and runner: a data root with
+// workspaces and runs, the founder's stand-ins, a stand-in broker, and the shipped example
+// instances with their paths moved into the world. Tests launch, send a message, read the reply.
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { bwrapArgv } from "../core/sandbox/bwrap-argv.ts";
+import type { Bind } from "../core/sandbox/types.ts";
+import { parseInstance, parseSettings, type LaunchSettings, type ResolvedInstance } from "../core/launch/instance.ts";
+import { launch, prepareLaunch, start, type LaunchRequest, type PreparedLaunch, type Session } from "../host/launcher.ts";
+import { startBroker, type StandInBroker } from "./broker/server.ts";
+import { REPO_ROOT } from "./golden.ts";
+import { makeScratch } from "./scratch.ts";
+import { plantStandIns, type StandIns } from "./stand-ins.ts";
+
+export const FAKE_ADAPTER = join(REPO_ROOT, "src/conformance/fake-adapter.sh");
+
+export interface RuntimeWorld {
+  root: string;
+  data: string;
+  stand: StandIns;
+  broker: StandInBroker;
+  stateDir: string;
+  settings: LaunchSettings;
+  hostEnv: Record<string, string>;
+  /** A shipped example instance (scenarios/instances/<name>.yaml), its workspace and run in this world. */
+  instance(example: string, name: string, patch?: Partial<ResolvedInstance>): ResolvedInstance;
+  request(instance: ResolvedInstance, extra?: Partial<LaunchRequest>): LaunchRequest;
+  close(): Promise<void>;
+}
+
+export async function makeRuntimeWorld(label: string): Promise<RuntimeWorld> {
+  const scratch = makeScratch(label);
+  const root = scratch.root;
+  const data = join(root, "data");
+  const stand = plantStandIns(root);
+  for (const d of ["workspaces/acme", "runs", "bus"]) mkdirSync(join(data, d), { recursive: true });
+  writeFileSync(join(data, "bus/store.json"), `{"bus":"${stand.secret}"}\n`);
+  mkdirSync(join(data, "runs/other-run"), { recursive: true });
+  writeFileSync(join(data, "runs/other-run/session.json"), `{"other":"${stand.secret}"}\n`);
+  mkdirSync(join(root, "b"));
+  const broker = await startBroker({ dir: join(root, "b") });
+  const stateDir = join(root, "state");
+  const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
+  const hostEnv: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", HOME: stand.founderHome };
+  return {
+    root, data, stand, broker, stateDir, settings, hostEnv,
+    instance(example, name, patch = {}) {
+      const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
+      const ws = join(data, "workspaces/acme", name);
+      mkdirSync(ws, { recursive: true });
+      chmodSync(ws, 0o755);
+      return parseInstance({ ...doc.instance, workspace: ws, run: name, instance: name, ...patch });
+    },
+    request(instance, extra = {}) {
+      return {
+        instance, settings, hostEnv, repo: REPO_ROOT, runDir: join(data, "runs", instance.run), stateDir,
+        brokerSocket: broker.brokerSocket, launchSocket: broker.launchSocket, bus: broker,
+        adapter: { kind: "fake", script: FAKE_ADAPTER },
+        timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 20 },
+        ...extra,
+      };
+    },
+    async close() {
+      await broker.stop();
+      scratch.remove();
+    },
+  };
+}
+
+/** Launches and waits for the runner's claim (or its exit, whichever comes first). */
+export async function launchAndClaim(w: RuntimeWorld, req: LaunchRequest): Promise<Session> {
+  const r = await launch(req);
+  if (r.kind !== "launched") throw new Error(`refused: ${r.code}: ${r.message}`);
+  await waitClaimed(w, r.session, req.instance.run);
+  return r.session;
+}
+
+export async function waitClaimed(w: RuntimeWorld, s: Session, run: string, timeoutMs = 10_000): Promise<void> {
+  let over = false;
+  void s.exited.then(() => (over = true));
+  for (const t0 = Date.now(); Date.now() - t0 < timeoutMs; ) {
+    if (w.broker.records().some((r) => r.verb === "role.claim" && r.run === run && r.outcome === "ok")) return;
+    if (over) throw new Error(`the runner exited before its claim: ${s.stderr()}`);
+    await new Promise((ok) => setTimeout(ok, 20));
+  }
+  throw new Error(`no claim within ${timeoutMs} ms: ${s.stderr()}`);
+}
+
+/** Sends one message to the session's instance and waits for the RESULT it sends back. */
+export async function ask(w: RuntimeWorld, instance: string, body: string, from = "pm-test", timeoutMs = 30_000): Promise<string> {
+  const id = w.broker.deliver(instance, { from, body });
+  for (const t0 = Date.now(); Date.now() - t0 < timeoutMs; ) {
+    const reply = w.broker.sentTo(from).find((m) => m.kind === "result" && m.replyTo === id);
+    if (reply !== undefined) return reply.body;
+    await new Promise((ok) => setTimeout(ok, 25));
+  }
+  throw new Error(`no reply to ${id} within ${timeoutMs} ms`);
+}
+
+/** A prepared launch with its bind table changed on purpose (a positive control), argv rebuilt from it. */
+export function withBinds(p: PreparedLaunch, edit: (t: Bind[]) => Bind[]): PreparedLaunch {
+  const binds = edit(p.session.binds);
+  return { ...p, session: { ...p.session, binds, argv: bwrapArgv(p.session.spec, p.facts, binds) } };
+}
+
+export { prepareLaunch, start };

@@ -1,0 +1,55 @@
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Placeholder } from "../core/sandbox/protected.ts";
+
+/** One launch as the host records it: enough for the next host to find and end it. */
+export interface LaunchRecord {
+  run: string;
+  instance: string;
+  runDir: string;
+  /** bwrap's pid on the host. */
+  pid: number;
+  startedAt: string;
+  placeholders: Placeholder[];
+  cgroup: string | null;
+  end: { reason: string; at: string; detail: string } | null;
+}
+
+/** The host's launch records: one JSON file per run under `<stateDir>/launches`, and a log line per change. */
+export class LaunchRegistry {
+  readonly dir: string;
+  constructor(dir: string) {
+    this.dir = dir;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  private file(run: string): string {
+    return join(this.dir, `${run}.json`);
+  }
+
+  record(r: LaunchRecord): void {
+    writeFileSync(this.file(r.run), JSON.stringify(r, null, 2) + "\n", { mode: 0o600 });
+    appendFileSync(join(this.dir, "launches.log"), `${new Date().toISOString()} ${r.end === null ? "started" : `ended ${r.end.reason}`} ${r.run} pid ${r.pid}${r.end === null ? "" : `: ${r.end.detail}`}\n`);
+  }
+
+  end(run: string, reason: string, detail: string): LaunchRecord | null {
+    const r = this.get(run);
+    if (r === null || r.end !== null) return r;
+    const ended = { ...r, end: { reason, at: new Date().toISOString(), detail } };
+    this.record(ended);
+    return ended;
+  }
+
+  get(run: string): LaunchRecord | null {
+    try {
+      return JSON.parse(readFileSync(this.file(run), "utf8")) as LaunchRecord;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Launches with no end recorded: what a host that died hard left behind. */
+  open(): LaunchRecord[] {
+    return readdirSync(this.dir).filter((n) => n.endsWith(".json")).map((n) => this.get(n.slice(0, -5))).filter((r): r is LaunchRecord => r !== null && r.end === null);
+  }
+}

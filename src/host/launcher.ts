@@ -1,0 +1,215 @@
+// The launcher: one resolved instance in, a running confined session out, or a refusal that leaves
+// nothing behind. Seed 000 and 002, step by step: decideLaunch(), planSession(), the run directory,
+// bwrap with sessionEnv() only, the capability on the runner's stdin, the launch recorded; on stop
+// SIGTERM to the runner every second until it is gone; at the end the capability voided.
+import type { ChildProcess } from "node:child_process";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gateCompileCacheDir } from "../core/bundle/hook.ts";
+import { MosaicError } from "../core/errors.ts";
+import { decideLaunch, type LaunchPlan } from "../core/launch/decide-launch.ts";
+import type { LaunchSettings, ResolvedInstance } from "../core/launch/instance.ts";
+import type { RefusalCode } from "../core/route/refusals.ts";
+import { SESSION_LIMITS } from "../core/sandbox/limits.ts";
+import type { HostFacts } from "../core/sandbox/types.ts";
+import { launchEndReason, sessionExit, type SessionEnd } from "../core/session/exit.ts";
+import { planSession, RUNNER_ENTRY, type AdapterChoice, type SessionPlan } from "../core/session/plan-session.ts";
+import type { SessionFile } from "../core/runner/session-file.ts";
+import { readHostFacts } from "./host-facts.ts";
+import { importGraph } from "./import-graph.ts";
+import { readLaunchFacts } from "./launch-facts.ts";
+import { LaunchRegistry } from "./launch-registry.ts";
+import { makeSessionCgroup, removeSessionCgroup } from "./pids-cgroup.ts";
+import { removePlaceholders } from "./placeholders.ts";
+import { prepareRunnerNode } from "./runner-node.ts";
+import { prepareSeccompFile } from "./sandbox-probe.ts";
+import { spawnSandbox } from "./sandbox-spawn.ts";
+import { childrenOf, isAlive } from "./session-procs.ts";
+import { realFsView } from "./fs-view.ts";
+import { writeBundle } from "./write-bundle.ts";
+import { warmGateCache } from "./warm-gate-cache.ts";
+import { MCP_SERVER_PACKAGES } from "./mcp-packages.ts";
+import { egressLogPath, serveModelProxy, type ModelProxy } from "./model-proxy.ts";
+import { upstreamCredential, upstreamUrl } from "../core/network/placeholder.ts";
+
+/** The bus, as the launcher needs it: a capability bound to the run, voided when the run ends. */
+export interface Bus {
+  issueCapability(binding: { run: string; instance: string }): string;
+  endRun(run: string): void;
+}
+
+export interface LaunchRequest {
+  instance: ResolvedInstance;
+  settings: LaunchSettings;
+  hostEnv: Readonly<Record<string, string | undefined>>;
+  repo: string;
+  /** This launch's run directory; it must not exist yet. */
+  runDir: string;
+  /** The host's own state: launch records, the runner's node, the seccomp program. */
+  stateDir: string;
+  brokerSocket: string;
+  launchSocket: string;
+  bus: Bus;
+  adapter?: AdapterChoice;
+  timings?: Partial<Pick<SessionFile, "turnTimeoutSeconds" | "brokerRetries" | "pollMs" | "brokerTimeoutSeconds">>;
+  bwrap?: string;
+  /** Where the model proxy sends this session's model calls; the host's ANTHROPIC_BASE_URL, else the public API. */
+  modelUpstream?: string;
+  /** Called when the session's bwrap has started, before the capability is written: a test's hook for the fork race. */
+  onSpawn?: (child: ChildProcess) => void;
+}
+
+export type LaunchEnd = { end: SessionEnd; reason: string; stderr: string };
+
+export interface Session {
+  run: string;
+  runDir: string;
+  /** bwrap's pid. */
+  pid: number;
+  plan: SessionPlan;
+  exited: Promise<LaunchEnd>;
+  /** The runner's stderr so far. */
+  stderr(): string;
+  /** SIGTERM to the runner, again every second, until the session is gone. */
+  stop(): Promise<LaunchEnd>;
+}
+
+export type LaunchResult = { kind: "refuse"; code: RefusalCode; message: string } | { kind: "launched"; session: Session };
+
+/** A launch decided and planned, with nothing yet on disk: what start() carries out. */
+export interface PreparedLaunch {
+  req: LaunchRequest;
+  launch: LaunchPlan;
+  facts: HostFacts;
+  session: SessionPlan;
+}
+
+/** Every repository file the runner and what the harness starts inside the sandbox load. */
+export function sessionRunnerFiles(repo: string, harness: "pi" | "claude-code"): string[] {
+  const entries = [RUNNER_ENTRY, ...(harness === "pi" ? ["src/host/pi-extension.ts"] : ["src/host/claude-gate.ts", "src/host/mcp-server.ts"])];
+  return importGraph(entries.map((e) => join(repo, e))).files;
+}
+
+const STOP_EVERY_MS = 1000;
+
+/** decideLaunch() and planSession(): a refusal, or the whole plan, and nothing on disk yet. */
+export function prepareLaunch(req: LaunchRequest): { kind: "refuse"; code: RefusalCode; message: string } | { kind: "ready"; prepared: PreparedLaunch } {
+  const { instance, repo, runDir } = req;
+  const launchFacts = readLaunchFacts({ repo, runDir, env: { ...req.hostEnv }, ...(req.bwrap !== undefined ? { bwrap: req.bwrap } : {}) });
+  const decision = decideLaunch(instance, req.settings, launchFacts, req.hostEnv);
+  if (decision.kind === "refuse") return decision;
+  const plan = decision.plan;
+  const facts: HostFacts = readHostFacts({ repo, env: { ...req.hostEnv }, stateDir: req.stateDir });
+  const adapter = req.adapter ?? { kind: "harness" };
+  const session = planSession({
+    plan, instance, facts, fs: realFsView(), repo, runDir,
+    brokerSocket: req.brokerSocket, launchSocket: req.launchSocket,
+    runnerFiles: [...sessionRunnerFiles(repo, plan.harness), ...(adapter.kind === "fake" ? [adapter.script] : [])],
+    packages: MCP_SERVER_PACKAGES.map((p) => join(repo, "node_modules", p.name)),
+    adapter, hostEnv: req.hostEnv, ...(req.timings !== undefined ? { timings: req.timings } : {}),
+  });
+  return { kind: "ready", prepared: { req, launch: plan, facts, session } };
+}
+
+/** prepareLaunch(), then start(). */
+export async function launch(req: LaunchRequest): Promise<LaunchResult> {
+  const p = prepareLaunch(req);
+  return p.kind === "refuse" ? p : { kind: "launched", session: start(p.prepared) };
+}
+
+/**
+ * Carries out a prepared launch: the run directory, the bundle, session.json, bwrap with
+ * sessionEnv() only, the capability on the runner's stdin, the launch recorded. The live tier's
+ * positive controls change a prepared plan on purpose before this step; a launch never does.
+ */
+export function start(prepared: PreparedLaunch): Session {
+  const { req, facts, session } = prepared;
+  const plan = prepared.launch;
+  const { instance, repo, runDir } = req;
+
+  // The run directory, from nothing: a refusal above left none behind.
+  try {
+    mkdirSync(runDir, { mode: 0o700 });
+  } catch (e) {
+    throw new MosaicError("run-dir-exists", runDir, `cannot make the run directory: ${(e as NodeJS.ErrnoException).code}; a run directory is made once per launch`);
+  }
+  const registry = new LaunchRegistry(join(req.stateDir, "launches"));
+  let cgroup: string | null = null;
+  let proxy: ModelProxy | null = null;
+  try {
+    for (const d of ["turns", "session", join("session", "pi-agent")]) mkdirSync(join(runDir, d), { mode: 0o700 });
+    mkdirSync(join(runDir, "home"), { mode: 0o700 });
+    chmodSync(join(runDir, "home"), 0o700);
+    writeBundle(plan.bundleDir, plan.bundle);
+    if (plan.harness === "claude-code") warmGateCache(facts.node.path, repo, gateCompileCacheDir(plan.bundleDir));
+    writeFileSync(join(runDir, "session.json"), JSON.stringify(session.sessionFile, null, 2) + "\n", { mode: 0o600 });
+    // Pi reads models.json from its agent dir only; the bundle's copy is the one the manifest digests.
+    if (plan.bundle["models.json"] !== undefined) writeFileSync(join(plan.adapter.env.PI_CODING_AGENT_DIR!, "models.json"), plan.bundle["models.json"], { mode: 0o600 });
+    const model = session.sessionFile.model;
+    if (model !== null) {
+      proxy = serveModelProxy({
+        socket: model.socket,
+        upstream: req.modelUpstream ?? upstreamUrl(req.hostEnv),
+        credential: upstreamCredential(plan.credentialSet, req.hostEnv),
+        mode: instance.network,
+        egressLog: egressLogPath(req.stateDir, instance.run),
+      });
+    }
+    prepareRunnerNode(facts.runnerNode, facts.node.path);
+    const seccompFile = prepareSeccompFile(req.stateDir, facts.arch);
+    // Unique per launch: a cgroup a killed session left behind never blocks the next launch of the run.
+    if (facts.uid === 0) cgroup = makeSessionCgroup(facts.pidsCgroup!, `${instance.run}-${process.pid}-${Date.now().toString(36)}`, SESSION_LIMITS.tasks.value);
+
+    const child = spawnSandbox({ command: session.argv, env: session.env, seccompFile, cgroupProcs: cgroup === null ? null : join(cgroup, "cgroup.procs"), stdio: ["pipe", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdin!.on("error", () => {});
+    registry.record({ run: instance.run, instance: instance.instance, runDir, pid: child.pid!, startedAt: new Date().toISOString(), placeholders: session.placeholders, cgroup, end: null });
+    req.onSpawn?.(child);
+    // The capability goes on the runner's stdin, never to disk, argv or the environment.
+    const cap = req.bus.issueCapability({ run: instance.run, instance: instance.instance });
+    child.stdin!.end(JSON.stringify({ cap }) + "\n"); // safety: cap-on-disk
+
+    const exited = new Promise<LaunchEnd>((resolve) => {
+      // bwrap's exit ends the launch: the run's capabilities are voided at once, so a runner that
+      // outlived its bwrap (the fork race of choice 1) stops at its next poll. Its stderr may
+      // still be open then, so the end waits for it only briefly.
+      child.on("exit", (code, signal) => {
+        req.bus.endRun(instance.run); // safety: run-not-ended
+        void proxy?.close();
+        const end = sessionExit(code, signal);
+        const reason = end.kind === "code" ? launchEndReason(end.code) : "killed";
+        removePlaceholders(session.placeholders);
+        const cg = cgroup;
+        void (async () => {
+          await Promise.race([new Promise((r) => child.once("close", r)), new Promise((r) => setTimeout(r, 500))]);
+          if (cg !== null) for (let i = 0; i < 50 && !removeSessionCgroup(cg); i++) await new Promise((r) => setTimeout(r, 20));
+          registry.end(instance.run, reason, end.kind === "code" ? `exit ${end.code}` : end.signal);
+          resolve({ end, reason, stderr });
+        })();
+      });
+    });
+    const stop = async (): Promise<LaunchEnd> => {
+      let done = false;
+      void exited.then(() => (done = true));
+      while (!done && isAlive(child.pid!)) {
+        // The runner is bwrap's child; bwrap itself does not pass signals on.
+        for (const pid of childrenOf(child.pid!)) {
+          try {
+            process.kill(pid, "SIGTERM"); // safety: stop-never-signals
+          } catch {
+            // gone between the read and the kill
+          }
+        }
+        await Promise.race([exited, new Promise((r) => setTimeout(r, STOP_EVERY_MS))]);
+      }
+      return exited;
+    };
+    return { run: instance.run, runDir, pid: child.pid!, plan: session, exited, stderr: () => stderr, stop };
+  } catch (e) {
+    void proxy?.close();
+    if (cgroup !== null) removeSessionCgroup(cgroup);
+    rmSync(runDir, { recursive: true, force: true });
+    throw e;
+  }
+}

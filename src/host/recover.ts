@@ -1,0 +1,44 @@
+import type { Bus } from "./launcher.ts";
+import type { LaunchRegistry } from "./launch-registry.ts";
+import { removeSessionCgroup } from "./pids-cgroup.ts";
+import { removePlaceholders } from "./placeholders.ts";
+import { childrenOf, findSessionBwraps, isAlive } from "./session-procs.ts";
+
+/**
+ * What the next host does about sessions a host that died hard left behind (seed 002): finds each
+ * open launch's bwrap by its command line, kills it and its runner, voids the run's capabilities,
+ * removes its placeholders and cgroup, and ends the launch as host-lost.
+ */
+export async function recover(registry: LaunchRegistry, bus: Pick<Bus, "endRun">): Promise<Array<{ run: string; killed: number[]; survivors: number[] }>> {
+  const out: Array<{ run: string; killed: number[]; survivors: number[] }> = [];
+  for (const r of registry.open()) {
+    // Voided first: a runner that somehow outlives its bwrap stops at its next poll.
+    bus.endRun(r.run);
+    const bwraps = findSessionBwraps(r.runDir);
+    const runners = bwraps.flatMap(childrenOf);
+    const killed: number[] = [];
+    for (const pid of bwraps) {
+      try {
+        process.kill(pid, "SIGKILL");
+        killed.push(pid);
+      } catch {
+        // already gone
+      }
+    }
+    // The runner dies with its bwrap (setpriv --pdeathsig); whatever is left after a second is killed too.
+    for (let i = 0; i < 50 && [...bwraps, ...runners].some(isAlive); i++) await new Promise((ok) => setTimeout(ok, 20));
+    const survivors = runners.filter(isAlive);
+    for (const pid of survivors) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }
+    removePlaceholders(r.placeholders);
+    if (r.cgroup !== null) for (let i = 0; i < 50 && !removeSessionCgroup(r.cgroup); i++) await new Promise((ok) => setTimeout(ok, 20));
+    registry.end(r.run, "host-lost", bwraps.length > 0 ? `found by its command line and killed (bwrap ${killed.join(", ")})` : "no process left");
+    out.push({ run: r.run, killed, survivors });
+  }
+  return out;
+}
