@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import { CLAUDE_BIN, planLiveSession, runLiveTurn, type LiveSession } from "../src/conformance/live-session.ts";
+import { CLAUDE_BIN, planLiveSession, runLiveTurn, withModelPort, type LiveSession } from "../src/conformance/live-session.ts";
 import { scriptOf } from "../src/conformance/model-script/format.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 import { startScriptedApi, toolResultsIn, type ScriptedApi } from "../src/conformance/scripted-api.ts";
@@ -49,6 +49,15 @@ afterAll(async () => {
 
 function prepare(name: string, api: ScriptedApi, example: "claude-coder" | "pi-coder", hostEnv: Record<string, string | undefined> = {}): LiveSession {
   return planLiveSession({ root: scratch.root, founderHome: stand.founderHome, hostFacts, brokerSocket: join(scratch.root, "sock/bus.sock") }, name, api.url, example, hostEnv);
+}
+
+/** A port free on the host's loopback now. */
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  return port;
 }
 
 const shellTool = (p: LiveSession, command: string) => (p.plan.harness === "pi" ? { name: "bash", input: { command } } : { name: "Bash", input: { command } });
@@ -97,7 +106,8 @@ describe("the network trap, through each CLI's own shell tool", () => {
     it(`${example}: control: without --unshare-net on purpose, the same commands connect and the trap records them`, async () => {
       const api = await startScriptedApi();
       try {
-        const p = prepare(`trap-open-${example}`, api, example);
+        // Sharing the host's network, the model port moves to a free one: 8787 may be taken there.
+        const p = withModelPort(prepare(`trap-open-${example}`, api, example), await freePort());
         const before = { ...trap.hits };
         const out = await runShell(p, api, TRAP_SCRIPT(), withoutUnshareNet);
         expect(out).toContain("TCP CONNECTED");

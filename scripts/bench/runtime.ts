@@ -23,7 +23,12 @@ export async function run(): Promise<void> {
         const reply = await ask(w, name, "echo turn-done");
         const t2 = performance.now();
         if (reply.trim() !== "turn-done") throw new Error(`unexpected reply ${JSON.stringify(reply)}`);
-        await s.stop();
+        // Unconfined, the spawned process is the runner itself, not a bwrap whose child it is.
+        if (confined) await s.stop();
+        else {
+          process.kill(s.pid, "SIGTERM");
+          await s.exited;
+        }
         (confined ? t.confinedStart : t.plainStart).push(t1 - t0);
         (confined ? t.confinedTurn : t.plainTurn).push(t2 - t1);
       }

@@ -35,8 +35,23 @@ export function modelFrontFiles(): string[] {
 }
 
 /** The argv that puts the front before a harness command: the model port forwarded to `<run>/model.sock`. */
-export function modelFrontArgv(node: string, run: string): string[] {
-  return [node, MODEL_FRONT, String(MODEL_PORT), join(run, "model.sock")];
+export function modelFrontArgv(node: string, run: string, port = MODEL_PORT): string[] {
+  return [node, MODEL_FRONT, String(port), join(run, "model.sock")];
+}
+
+/**
+ * The session with its model port moved to `port`: the front, Claude Code's ANTHROPIC_BASE_URL and
+ * Pi's models.json. For a control that shares the host's network, where 8787 may be taken.
+ */
+export function withModelPort(s: LiveSession, port: number): LiveSession {
+  const url = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = { ...s.plan.adapter.env, ANTHROPIC_BASE_URL: url };
+  if (s.plan.harness === "pi") {
+    const models = JSON.parse(s.plan.bundle["models.json"]!) as { providers: Record<string, { baseUrl: string }> };
+    for (const p of Object.values(models.providers)) p.baseUrl = url;
+    writeFileSync(join(env.PI_CODING_AGENT_DIR!, "models.json"), JSON.stringify(models));
+  }
+  return { ...s, modelPort: port, plan: { ...s.plan, adapter: { ...s.plan.adapter, env } } };
 }
 
 /** What every session of one test file shares: its scratch root, the founder's HOME, the host. */
@@ -66,6 +81,8 @@ export type LiveSession = {
   hostEnv: Record<string, string | undefined>;
   /** The host's record of what the session's model port let out: one JSON line a request. */
   egressLog: string;
+  /** The in-sandbox model port the front listens on: MODEL_PORT unless a control moved it. */
+  modelPort?: number;
 };
 
 /** Plans and writes one launch of a shipped example instance (claude-coder or pi-coder) under setup.root. */
@@ -148,7 +165,7 @@ export async function runLiveTurn(s: LiveSession, message: string, table: Bind[]
   const socket = join(s.run, "model.sock");
   const proxy = serveModelProxy({ socket, upstream: s.apiUrl, credential: upstreamCredential(s.plan.credentialSet, s.hostEnv), mode: "model-only", egressLog: s.egressLog });
   await proxy.listening;
-  const inner = ["/bin/sh", "-c", 'cp -a "$0/." "$HOME/" && cd "$1" && shift 2 && exec "$@"', s.home, s.plan.adapter.cwd, "_", ...modelFrontArgv(s.facts.node.path, s.run), ...s.plan.adapter.argv, message];
+  const inner = ["/bin/sh", "-c", 'cp -a "$0/." "$HOME/" && cd "$1" && shift 2 && exec "$@"', s.home, s.plan.adapter.cwd, "_", ...modelFrontArgv(s.facts.node.path, s.run, s.modelPort), ...s.plan.adapter.argv, message];
   const r = await runConfined({ command: [...argv.slice(0, dd + 1), ...inner], env: s.plan.adapter.env, facts: s.facts, timeoutMs: 60_000 }).finally(() => proxy.close());
   appendFileSync(join(s.run, "turns/turn.log"), [`$ ${s.plan.adapter.argv.join(" ")} ${message}`, `exit ${r.status} signal ${r.signal} timedOut ${r.timedOut}`, "-- stdout", r.stdout, "-- stderr", r.stderr, ""].join("\n"));
   return r;
