@@ -12,7 +12,7 @@ import type { PreparedLaunch } from "../../host/launcher.ts";
 import { egressLogPath } from "../../host/model-proxy.ts";
 import { REPO_ROOT } from "../golden.ts";
 import { fillPlaceholders } from "../model-script/format.ts";
-import { ask, makeRuntimeWorld, prepareLaunch, start, waitClaimed, withBinds, type RuntimeWorld } from "../runtime-world.ts";
+import { makeRuntimeWorld, prepareLaunch, start, waitClaimed, withBinds, type RuntimeWorld } from "../runtime-world.ts";
 import { startScriptedApi, type ScriptedApi } from "../scripted-api.ts";
 import { judge, kindOf, labelOf, type Verdict, type VerdictKind } from "./assert.ts";
 import type { Evidence } from "./evidence.ts";
@@ -40,6 +40,8 @@ export interface ScenarioResult {
 
 const MESSAGE_TIMEOUT_MS = 90_000;
 const FROM = "pm-scenario";
+// Short, so the run's sockets stay under the 107-byte limit of a Unix socket path.
+const RUN = "run";
 
 /** The run's placeholder values, every name of SCENARIO_PLACEHOLDERS. */
 function valuesOf(w: RuntimeWorld, workspace: string, run: string): Record<PlaceholderName, string> {
@@ -73,6 +75,18 @@ function applyBreak(s: Scenario, w: RuntimeWorld, p: PreparedLaunch): PreparedLa
   return out;
 }
 
+/** Sends one message and waits for its RESULT; a runner that exited, or the timeout, ends the wait with none. */
+async function replyTo(w: RuntimeWorld, instance: string, body: string, over: () => boolean): Promise<{ body: string | null; why?: string }> {
+  const id = w.broker.deliver(instance, { from: FROM, body });
+  for (const t0 = Date.now(); Date.now() - t0 < MESSAGE_TIMEOUT_MS; ) {
+    const reply = w.broker.sentTo(FROM).find((m) => m.kind === "result" && m.replyTo === id);
+    if (reply !== undefined) return { body: reply.body };
+    if (over()) return { body: null, why: "the runner exited before it replied" };
+    await new Promise((ok) => setTimeout(ok, 25));
+  }
+  return { body: null, why: `no reply within ${MESSAGE_TIMEOUT_MS} ms` };
+}
+
 /** Runs one scenario and writes runs/<id>/; `id` is the scenario's name, with a repeat's index when repeated. */
 export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: string } = {}): Promise<ScenarioResult> {
   const id = opts.id ?? s.name;
@@ -82,13 +96,13 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   const t0 = Date.now();
   const events: object[] = [];
   const event = (what: string, extra: object = {}) => events.push({ t: Date.now() - t0, event: what, ...extra });
-  const w = await makeRuntimeWorld(`scenario-${s.name}`);
+  const w = await makeRuntimeWorld("scn");
   let api: ScriptedApi | null = null;
   let problem: string | null = null;
   const replies: Array<string | null> = [];
   const canary = `stand-in-real-key-${randomUUID()}`;
   const ws = join(w.data, "workspaces/acme", s.name);
-  const runDir = join(w.data, "runs", s.name);
+  const runDir = join(w.data, "runs", RUN);
   const values = valuesOf(w, ws, runDir);
   const fileKeys = s.assertions.filter((a) => kindOf(a).startsWith("file_")).map((a) => fillText((a as Record<string, string>)[kindOf(a)]!, values));
   const files: Record<string, { before: string | null; after: string | null }> = {};
@@ -99,7 +113,7 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
       mkdirSync(dirname(join(ws, rel)), { recursive: true });
       writeFileSync(join(ws, rel), fillText(body, values));
     }
-    const instance = parseInstance({ ...s.instance, workspace: ws, run: s.name, instance: s.name });
+    const instance = parseInstance({ ...s.instance, workspace: ws, run: RUN, instance: s.name });
     if (s.model !== null) {
       const scriptValues = Object.fromEntries(Object.entries(values).filter(([k]) => !SCENARIO_PLACEHOLDERS[k as PlaceholderName].assertionsOnly));
       api = await startScriptedApi({ script: fillPlaceholders(s.model, scriptValues), onFailure: (f) => event("model-failure", f) });
@@ -117,21 +131,18 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
     const p = applyBreak(s, w, prepared.prepared);
     for (const f of fileKeys) files[f] = { before: sha256(f), after: null };
     const session = start(p);
-    event("launched", { run: s.name, harness: s.harness, break: s.break });
+    event("launched", { run: RUN, harness: s.harness, break: s.break });
     try {
-      await waitClaimed(w, session, s.name);
+      await waitClaimed(w, session, RUN);
+      let over = false;
+      void session.exited.then(() => (over = true));
       event("claimed");
       for (const [i, m] of s.messages.entries()) {
         const body = fillText(m.body, values);
         event("message", { n: i + 1, body });
-        try {
-          const reply = await ask(w, s.name, body, FROM, MESSAGE_TIMEOUT_MS);
-          replies.push(reply);
-          event("reply", { n: i + 1, body: reply });
-        } catch (e) {
-          replies.push(null);
-          event("no-reply", { n: i + 1, why: (e as Error).message });
-        }
+        const reply = await replyTo(w, s.name, body, () => over);
+        replies.push(reply.body);
+        event(reply.body === null ? "no-reply" : "reply", reply);
       }
     } finally {
       const end = await session.stop();
@@ -152,10 +163,10 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
     event("problem", { problem });
   }
   for (const f of fileKeys) files[f] = { before: files[f]?.before ?? null, after: sha256(f) };
-  const egressFile = egressLogPath(w.stateDir, s.name);
+  const egressFile = egressLogPath(w.stateDir, RUN);
   const egress = existsSync(egressFile) ? readFileSync(egressFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : null;
   if (existsSync(egressFile)) copyFileSync(egressFile, join(out, "egress.jsonl"));
-  const broker = w.broker.records().filter((r) => r.run === s.name);
+  const broker = w.broker.records().filter((r) => r.run === RUN);
   const ev: Evidence = { replies, requests: api?.requests() ?? null, broker, egress, stderr, files, standIns: [w.stand.secret, canary] };
   await api?.stop();
   await w.close();
