@@ -32,7 +32,14 @@ const requestText = (r: NonNullable<Evidence["requests"]>[number]) => `${r.url}\
 
 /** Tool results the model was shown, each once: a later request repeats the earlier ones. */
 function toolResults(ev: Evidence): string[] {
-  return [...new Set(turnBodies(ev).flatMap((b) => toolResultsIn(b)))];
+  const of = (b: string) => {
+    try {
+      return toolResultsIn(b);
+    } catch {
+      return []; // a body that is no Messages request shows the model nothing
+    }
+  };
+  return [...new Set(turnBodies(ev).flatMap(of))];
 }
 
 function contains(kind: string, haystack: string[] | null, needle: string, positive: boolean, what: string, complete = true): Verdict {
