@@ -42,15 +42,16 @@ function toolResults(ev: Evidence): string[] {
   return [...new Set(turnBodies(ev).flatMap(of))];
 }
 
-function contains(kind: string, haystack: string[] | null, needle: string, positive: boolean, what: string, complete = true): Verdict {
+function contains(haystack: string[] | null, needle: string, positive: boolean, what: string, complete = true): Verdict {
   if (haystack === null || haystack.length === 0) return unobserved(`no ${what} to look in`);
+  const whats = what === "reply" ? "replies" : `${what}s`;
   const hit = haystack.findIndex((h) => h.includes(needle));
   if (positive) {
     if (hit >= 0) return pass(`${what} ${hit + 1} of ${haystack.length} contains it`);
-    return complete ? fail(`none of ${haystack.length} ${what}s contains it`) : unobserved(`not in the ${haystack.length} ${what}s seen, and some never came`);
+    return complete ? fail(`none of ${haystack.length} ${whats} contains it`) : unobserved(`not in the ${haystack.length} ${whats} seen, and some never came`);
   }
   if (hit >= 0) return fail(`${what} ${hit + 1} of ${haystack.length} contains it: ${excerpt(haystack[hit]!, needle)}`);
-  return complete ? pass(`none of ${haystack.length} ${what}s contains it`) : unobserved(`not in the ${haystack.length} ${what}s seen, but some never came`);
+  return complete ? pass(`none of ${haystack.length} ${whats} contains it`) : unobserved(`not in the ${haystack.length} ${whats} seen, but some never came`);
 }
 
 function excerpt(s: string, needle: string): string {
@@ -89,13 +90,13 @@ export function judge(a: Assertion, ev: Evidence, values: Readonly<Record<string
   switch (kind) {
     case "reply_contains":
     case "reply_not_contains":
-      return contains(kind, replies, text, kind === "reply_contains", "reply", allReplies);
+      return contains(replies, text, kind === "reply_contains", "reply", allReplies);
     case "tool_result_contains":
     case "tool_result_not_contains":
-      return contains(kind, ev.requests === null ? null : toolResults(ev), text, kind === "tool_result_contains", "tool result", allReplies);
+      return contains(ev.requests === null ? null : toolResults(ev), text, kind === "tool_result_contains", "tool result", allReplies);
     case "request_contains":
     case "request_not_contains":
-      return contains(kind, ev.requests === null ? null : ev.requests.map(requestText), text, kind === "request_contains", "request", allReplies);
+      return contains(ev.requests === null ? null : ev.requests.map(requestText), text, kind === "request_contains", "request", allReplies);
     case "no_standin_leak": {
       if (ev.standIns.length === 0) return unobserved("no stand-in value was planted");
       const found = leaks(ev);

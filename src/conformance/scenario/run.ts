@@ -114,17 +114,16 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
       writeFileSync(join(ws, rel), fillText(body, values));
     }
     const instance = parseInstance({ ...s.instance, workspace: ws, run: RUN, instance: s.name });
-    if (s.model !== null) {
-      const scriptValues = Object.fromEntries(Object.entries(values).filter(([k]) => !SCENARIO_PLACEHOLDERS[k as PlaceholderName].assertionsOnly));
-      api = await startScriptedApi({ script: fillPlaceholders(s.model, scriptValues), onFailure: (f) => event("model-failure", f) });
-      event("model-up", { url: api.url, turns: s.model.turns.length });
-    }
+    // The fake harness gets a scripted API with no turns too: a model call from its shell is a recorded failure, never a call to the public API.
+    const scriptValues = Object.fromEntries(Object.entries(values).filter(([k]) => !SCENARIO_PLACEHOLDERS[k as PlaceholderName].assertionsOnly));
+    api = await startScriptedApi({ ...(s.model !== null ? { script: fillPlaceholders(s.model, scriptValues) } : {}), onFailure: (f) => event("model-failure", f) });
+    event("model-up", { url: api.url, turns: s.model?.turns.length ?? 0 });
     const hostEnv = { ...w.hostEnv, ANTHROPIC_API_KEY: canary, MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude") };
     const req = w.request(instance, {
       adapter: s.harness === "fake" ? w.request(instance).adapter! : { kind: "harness" },
       hostEnv,
       timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 60 },
-      ...(api !== null ? { modelUpstream: api.url } : {}),
+      modelUpstream: api.url,
     });
     const prepared = prepareLaunch(req);
     if (prepared.kind === "refuse") throw new Error(`the launcher refused: ${prepared.code}: ${prepared.message}`);
