@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
@@ -62,4 +64,31 @@ describe("breaking it on purpose: pi-reads-outside", () => {
     expect(r.assertions.find((a) => a.label === "no_standin_leak")?.detail).toMatch(/^a stand-in value is in: .*requests/);
     expect(r.verdict).toBe("fail");
   }, 120_000);
+});
+
+describe("mosaic-harness run, as a process", () => {
+  it("a scenario whose assertions fail and go unobserved exits 1, and the table says which", () => {
+    const dir = join(scratch.root, "failing");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "fails-on-purpose.yaml"), [
+      "name: fails-on-purpose",
+      "description: a fake-harness session whose reply never holds the text asked for",
+      "harness: fake",
+      "instance: { ref: pi-coder }",
+      "messages:",
+      "  - body: echo hello",
+      "assertions:",
+      "  - reply_contains: hello",
+      "  - reply_contains: goodbye",
+      "  - egress_refused: { path: /v1/models }",
+      "",
+    ].join("\n"));
+    const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), "run", dir], { encoding: "utf8", cwd: REPO_ROOT });
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^FAIL fails-on-purpose \(fake\) /m);
+    expect(r.stdout).toMatch(/fails-on-purpose\s+reply_contains hello\s+pass/);
+    expect(r.stdout).toMatch(/fails-on-purpose\s+reply_contains goodbye\s+fail\s+fail: none of 1 replies contains it/);
+    expect(r.stdout).toMatch(/egress_refused .*\s+unobserved\s+unobserved: no matching request/);
+    expect(r.stdout).toContain("0/1 scenarios passed; 3 assertion verdicts: 1 pass, 1 fail, 1 unobserved");
+  }, 60_000);
 });

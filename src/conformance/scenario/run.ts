@@ -107,6 +107,7 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   const fileKeys = s.assertions.filter((a) => kindOf(a).startsWith("file_")).map((a) => fillText((a as Record<string, string>)[kindOf(a)]!, values));
   const files: Record<string, { before: string | null; after: string | null }> = {};
   let stderr: string[] = [];
+  let hadProxy = false;
   try {
     mkdirSync(ws, { recursive: true, mode: 0o755 });
     for (const [rel, body] of Object.entries(s.workspace.files)) {
@@ -130,6 +131,7 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
     const p = applyBreak(s, w, prepared.prepared);
     for (const f of fileKeys) files[f] = { before: sha256(f), after: null };
     const session = start(p);
+    hadProxy = p.session.sessionFile.model !== null;
     event("launched", { run: RUN, harness: s.harness, break: s.break });
     try {
       await waitClaimed(w, session, RUN);
@@ -163,7 +165,8 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   }
   for (const f of fileKeys) files[f] = { before: files[f]?.before ?? null, after: sha256(f) };
   const egressFile = egressLogPath(w.stateDir, RUN);
-  const egress = existsSync(egressFile) ? readFileSync(egressFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : null;
+  // The proxy writes its log at its first request: a proxy that saw none leaves no file, and an empty log.
+  const egress = existsSync(egressFile) ? readFileSync(egressFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : hadProxy ? [] : null;
   if (existsSync(egressFile)) copyFileSync(egressFile, join(out, "egress.jsonl"));
   const broker = w.broker.records().filter((r) => r.run === RUN);
   const ev: Evidence = { replies, requests: api?.requests() ?? null, broker, egress, stderr, files, standIns: [w.stand.secret, canary] };
