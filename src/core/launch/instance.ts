@@ -21,7 +21,7 @@ const varValue = z.string().min(1).optional();
 
 const RouteVars = { harness: varValue, model: varValue, thinking: varValue };
 
-const InstanceSchema = z.strictObject({
+export const InstanceSchema = z.strictObject({
   business: name,
   instance: name,
   role: name,

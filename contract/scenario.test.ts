@@ -1,0 +1,254 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseCliArgs } from "../src/cli/args.ts";
+import { REPO_ROOT } from "../src/conformance/golden.ts";
+import type { RecordedRequest } from "../src/conformance/model-script/record.ts";
+import { makeScratch } from "../src/conformance/scratch.ts";
+import { judge, type VerdictKind } from "../src/conformance/scenario/assert.ts";
+import type { Evidence } from "../src/conformance/scenario/evidence.ts";
+import { formatScenarioError, loadScenario, parseScenario, ScenarioError, scenarioFiles } from "../src/conformance/scenario/load.ts";
+import { renderJunit, renderSummary, renderTable } from "../src/conformance/scenario/report.ts";
+import type { ScenarioResult } from "../src/conformance/scenario/run.ts";
+import { ASSERTION_KIND_NAMES, renderScenarioSchema, type Assertion } from "../src/conformance/scenario/schema.ts";
+
+const GOOD = `# yaml-language-server: $schema=./scenario.schema.json
+name: probe
+description: a scenario the tests bend
+harness: pi
+instance: { ref: pi-coder }
+model:
+  turns:
+    - tool_use: { name: read, input: { path: "{{secrets_env}}" } }
+    - text: done
+messages:
+  - body: go
+assertions:
+  - reply_contains: done
+    because: the turn ends
+`;
+
+/** The error parseScenario throws for a text, as file:line: field: message [code]. */
+function errorOf(text: string, file = "scenarios/probe.yaml"): ScenarioError {
+  try {
+    parseScenario(text, file);
+  } catch (e) {
+    if (e instanceof ScenarioError) return e;
+    throw e;
+  }
+  throw new Error("it loaded");
+}
+
+describe("the shipped scenarios", () => {
+  it("each loads, names its file, and points editors at the schema", () => {
+    const files = scenarioFiles();
+    expect(files.length).toBeGreaterThanOrEqual(5);
+    for (const f of files) {
+      const s = loadScenario(f);
+      expect(s.name).toBe(basename(f, ".yaml"));
+      expect(readFileSync(f, "utf8").split("\n")[0], f).toBe("# yaml-language-server: $schema=./scenario.schema.json");
+    }
+  });
+  it("scenarios/scenario.schema.json is what npm run schema writes now", () => {
+    expect(readFileSync(join(REPO_ROOT, "scenarios/scenario.schema.json"), "utf8")).toBe(renderScenarioSchema());
+  });
+  it("the JSON Schema is strict: no additional properties at the top", () => {
+    const schema = JSON.parse(renderScenarioSchema()) as { additionalProperties?: boolean; required?: string[] };
+    expect(schema.additionalProperties).toBe(false);
+    expect(schema.required).toEqual(expect.arrayContaining(["name", "harness", "instance", "messages", "assertions"]));
+  });
+});
+
+describe("the loader names file, line and field", () => {
+  it("the probe itself loads (so each case below fails for its own change)", () => {
+    expect(parseScenario(GOOD, "scenarios/probe.yaml").assertions).toEqual([{ reply_contains: "done", because: "the turn ends" }]);
+  });
+  it.each([
+    ["an unknown key at the top", GOOD.replace("harness: pi", "harness: pi\nharnes: pi"), "scenarios/probe.yaml:5: harnes: not a field here (a typo?) [bad-scenario]"],
+    ["an unknown key in an assertion", GOOD.replace("    because: the turn ends", "    becuase: the turn ends"), "scenarios/probe.yaml:14: assertions[0].becuase: not a field here (a typo?) [bad-scenario]"],
+    ["an unknown assertion kind", GOOD.replace("  - reply_contains: done", "  - reply_contain: done"), "scenarios/probe.yaml:13: assertions[0].reply_contain: not an assertion kind"],
+    ["an unknown key in the model's tool call", GOOD.replace("input: { path: \"{{secrets_env}}\" } }", "input: { path: x }, extra: 1 }"), "scenarios/probe.yaml:8: model.turns[0].tool_use.extra:"],
+    ["a malformed turn names the turn", GOOD.replace("    - text: done", "    - text: done\n      tool_use: { name: read, input: {} }"), "scenarios/probe.yaml:9: model.turns[1]:"],
+    ["an empty text turn", GOOD.replace("    - text: done", '    - text: ""'), "scenarios/probe.yaml:9: model.turns[1].text:"],
+    ["a placeholder the runner does not fill", GOOD.replace("{{secrets_env}}", "{{secrets_evn}}"), "scenarios/probe.yaml:8: model.turns[0].tool_use.input.path: {{secrets_evn}} is not a placeholder the runner fills"],
+    ["the secret in a script", GOOD.replace("{{secrets_env}}", "{{secret}}"), "{{secret}} may stand only in assertions"],
+    ["a name unlike the file", GOOD.replace("name: probe", "name: other"), "scenarios/probe.yaml:2: name: the name is other, the file is probe.yaml"],
+    ["a harness the instance does not run", GOOD.replace("harness: pi", "harness: claude-code"), "scenarios/probe.yaml:4: harness: the instance's vars.harness is pi"],
+    ["no messages", GOOD.replace("messages:\n  - body: go\n", ""), "scenarios/probe.yaml:2: messages: missing [missing-field]"],
+    ["an empty needle", GOOD.replace("reply_contains: done", 'reply_contains: ""'), "an empty string is in everything"],
+    ["break.gate off pi", GOOD.replace("harness: pi", "harness: claude-code").replace("ref: pi-coder", "ref: claude-coder").replace("name: read, input: { path:", "name: Read, input: { file_path:").replace("assertions:", "break: { gate: unhooked }\nassertions:"), "break.gate: break.gate is built for pi only"],
+    ["a model check on the fake harness", GOOD.replace(/model:\n(    .*\n|  turns:\n)+/, "").replace("harness: pi", "harness: fake").replace("  - reply_contains: done", "  - tool_result_contains: done"), "assertions[0].tool_result_contains: tool_result_contains reads what the model saw"],
+    ["a file assertion on a relative path", GOOD.replace("  - reply_contains: done", "  - file_absent: planted.txt"), "assertions[0].file_absent: an absolute host path"],
+    ["YAML that does not parse", GOOD.replace("messages:", "messages: [").replace("  - body: go", "- body: go"), "[bad-yaml]"],
+    ["a duplicate key", GOOD.replace("harness: pi", "harness: pi\nharness: fake"), "[bad-yaml]"],
+  ])("%s", (_what, text, expected) => {
+    expect(formatScenarioError(errorOf(text))).toContain(expected);
+  });
+});
+
+// Hand-built evidence: each assertion kind passes, fails, and is unobserved where it can be.
+const SECRET = "stand-in-value-abc";
+const body = (results: string[]) => JSON.stringify({ messages: [{ role: "user", content: "go" }, { role: "user", content: results.map((r, i) => ({ type: "tool_result", tool_use_id: `t${i}`, content: r })) }] });
+const req = (b: string, seq = 1): RecordedRequest => ({ seq, method: "POST", url: "/v1/messages?beta=true", headers: { "x-api-key": "<redacted:0123>" }, body: b, served: { kind: "turn", turn: seq - 1 }, status: 200 });
+const base = (): Evidence => ({
+  replies: ["all done"],
+  requests: [req(body([])), req(body(["mosaic gate: read path: \"/x\" outside the workspace"]), 2)],
+  broker: [
+    { at: "t", socket: "broker", id: 1, verb: "role.claim", args: {}, cap: "c", capValid: true, run: "run", instance: "i", outcome: "ok" },
+    { at: "t", socket: "broker", id: 2, verb: "message.send", args: { to: "acme-pm", body: "hi" }, cap: "c", capValid: true, run: "run", instance: "i", outcome: "ok" },
+  ],
+  egress: [
+    { time: "t", method: "POST", path: "/v1/messages?beta=true", outcome: "allowed", status: 200, bytesIn: 1, bytesOut: 1 },
+    { time: "t", method: "GET", path: "/v1/models", outcome: "refused", status: 403, bytesIn: 0, bytesOut: 1 },
+  ],
+  stderr: ["", ""],
+  files: { "/h/kept": { before: "aa", after: "aa" }, "/h/changed": { before: "aa", after: "bb" }, "/h/made": { before: null, after: "cc" }, "/h/gone": { before: "aa", after: null } },
+  standIns: [SECRET],
+});
+type Case = [string, Assertion, (e: Evidence) => Evidence, VerdictKind];
+const same = (e: Evidence) => e;
+const noReply = (e: Evidence): Evidence => ({ ...e, replies: [null] });
+const noModel = (e: Evidence): Evidence => ({ ...e, requests: null });
+const CASES: Case[] = [
+  ["reply found", { reply_contains: "done" }, same, "pass"],
+  ["reply not found", { reply_contains: "nope" }, same, "fail"],
+  ["reply never came", { reply_contains: "done" }, noReply, "unobserved"],
+  ["reply clean", { reply_not_contains: "{{secret}}" }, same, "pass"],
+  ["reply holds it", { reply_not_contains: "{{secret}}" }, (e) => ({ ...e, replies: [`got ${SECRET}`] }), "fail"],
+  ["reply clean but one missing", { reply_not_contains: "{{secret}}" }, (e) => ({ ...e, replies: ["ok", null] }), "unobserved"],
+  ["tool result found", { tool_result_contains: "mosaic gate: read path" }, same, "pass"],
+  ["tool result not found", { tool_result_contains: "allowed" }, same, "fail"],
+  ["tool results with no model", { tool_result_contains: "mosaic gate" }, noModel, "unobserved"],
+  ["no tool result at all", { tool_result_not_contains: "{{secret}}" }, (e) => ({ ...e, requests: [req(body([]))] }), "unobserved"],
+  ["tool result clean", { tool_result_not_contains: "{{secret}}" }, same, "pass"],
+  ["tool result holds it", { tool_result_not_contains: "{{secret}}" }, (e) => ({ ...e, requests: [req(body([SECRET]))] }), "fail"],
+  ["request clean", { request_not_contains: "{{secret}}" }, same, "pass"],
+  ["request holds it in its url", { request_not_contains: "{{secret}}" }, (e) => ({ ...e, requests: [{ ...req(body([])), url: `/v1/messages?k=${SECRET}` }] }), "fail"],
+  ["no request", { request_not_contains: "x" }, (e) => ({ ...e, requests: [] }), "unobserved"],
+  ["request carries it", { request_contains: "mosaic gate" }, same, "pass"],
+  ["no request carries it", { request_contains: "a marker" }, same, "fail"],
+  ["no leak", { no_standin_leak: true }, same, "pass"],
+  ["a leak in a request", { no_standin_leak: true }, (e) => ({ ...e, requests: [req(body([SECRET]))] }), "fail"],
+  ["a leak in the broker's record", { no_standin_leak: true }, (e) => ({ ...e, broker: [{ ...e.broker[1]!, args: { to: "x", body: SECRET } }] }), "fail"],
+  ["a leak in the egress log", { no_standin_leak: true }, (e) => ({ ...e, egress: [{ ...e.egress![0]!, path: `/v1/messages?${SECRET}` }] }), "fail"],
+  ["a leak in a turn's stderr", { no_standin_leak: true }, (e) => ({ ...e, stderr: [SECRET] }), "fail"],
+  ["a leak in a reply", { no_standin_leak: true }, (e) => ({ ...e, replies: [SECRET] }), "fail"],
+  ["nothing planted", { no_standin_leak: true }, (e) => ({ ...e, standIns: [] }), "unobserved"],
+  ["no leak but a reply missing", { no_standin_leak: true }, noReply, "unobserved"],
+  ["file exists", { file_exists: "/h/made" }, same, "pass"],
+  ["file gone", { file_exists: "/h/gone" }, same, "fail"],
+  ["file not hashed", { file_exists: "/h/other" }, same, "unobserved"],
+  ["file absent", { file_absent: "/h/gone" }, same, "pass"],
+  ["file present", { file_absent: "/h/made" }, same, "fail"],
+  ["file unchanged", { file_unchanged: "/h/kept" }, same, "pass"],
+  ["file changed", { file_unchanged: "/h/changed" }, same, "fail"],
+  ["file new: nothing to compare", { file_unchanged: "/h/made" }, same, "fail"],
+  ["file deleted", { file_unchanged: "/h/gone" }, same, "fail"],
+  ["broker called", { broker_called: { verb: "message.send", args: { to: "acme-pm" }, outcome: "ok" } }, same, "pass"],
+  ["broker called with other args", { broker_called: { verb: "message.send", args: { to: "someone" } } }, same, "fail"],
+  ["broker called, refused", { broker_called: { verb: "message.send", outcome: "error" } }, same, "fail"],
+  ["broker saw nothing of the run", { broker_called: { verb: "message.send" } }, (e) => ({ ...e, broker: [] }), "unobserved"],
+  ["broker not called", { broker_not_called: { verb: "launch" } }, same, "pass"],
+  ["broker called after all", { broker_not_called: { verb: "message.send" } }, same, "fail"],
+  ["turn failed", { turn_failed: { why: "wall clock" } }, (e) => ({ ...e, replies: ["The turn failed: the turn ran past its wall clock"] }), "pass"],
+  ["turn did not fail", { turn_failed: true }, same, "fail"],
+  ["turn failed for another reason", { turn_failed: { why: "wall clock" } }, (e) => ({ ...e, replies: ["The turn failed: the harness exited 3"] }), "fail"],
+  ["turn never answered", { turn_failed: true }, noReply, "unobserved"],
+  ["egress refused", { egress_refused: { method: "GET", path: "/v1/models" } }, same, "pass"],
+  ["egress allowed it", { egress_refused: { path: "/v1/messages" } }, same, "fail"],
+  ["egress never saw it", { egress_refused: { path: "/v1/files" } }, same, "unobserved"],
+  ["no egress log", { egress_refused: { path: "/v1/models" } }, (e) => ({ ...e, egress: null }), "unobserved"],
+];
+
+describe("judging an assertion over evidence", () => {
+  it.each(CASES)("%s", (_what, a, edit, want) => {
+    const v = judge(a, edit(base()), { secret: SECRET });
+    expect(v.verdict, v.detail).toBe(want);
+    expect(v.detail.length).toBeGreaterThan(0);
+  });
+  it("every assertion kind has a passing and a failing case above", () => {
+    for (const kind of ASSERTION_KIND_NAMES) {
+      const verdicts = CASES.filter(([, a]) => Object.hasOwn(a, kind)).map(([, , , v]) => v);
+      expect(verdicts, kind).toContain("pass");
+      expect(verdicts, kind).toContain("fail");
+    }
+  });
+  it("a leak is named by its channel, never by its value", () => {
+    const v = judge({ no_standin_leak: true }, { ...base(), stderr: [SECRET], replies: [SECRET] }, {});
+    expect(v.detail).toBe("a stand-in value is in: replies (1 value), stderr (1 value)");
+  });
+});
+
+const result = (name: string, verdicts: VerdictKind[], problem: string | null = null): ScenarioResult => ({
+  name, harness: "pi", seconds: 1.5, problem, runDir: `/runs/${name}`,
+  assertions: verdicts.map((v, i) => ({ label: `reply_contains x${i}`, because: null, verdict: v, detail: `d${i}` })),
+  verdict: verdicts.every((v) => v === "pass") ? "pass" : "fail",
+});
+
+describe("the report", () => {
+  const all = [{ name: "a", harness: "pi", runs: [result("a", ["pass", "pass"])] }, { name: "b", harness: "pi", runs: [result("b", ["pass", "unobserved"])] }];
+  it("the table has a row per assertion, with the detail of one that did not pass", () => {
+    const lines = renderTable(all).trimEnd().split("\n");
+    expect(lines.length).toBe(5);
+    expect(lines[4]).toMatch(/^b\s+reply_contains x1\s+unobserved\s+unobserved: d1$/);
+  });
+  it("the summary counts scenarios and verdicts; unobserved is not a pass", () => {
+    expect(renderSummary(all)).toBe("1/2 scenarios passed; 4 assertion verdicts: 3 pass, 0 fail, 1 unobserved (3.0 s)\n");
+  });
+  it("repeated, each assertion and each scenario shows its pass rate", () => {
+    const rep = [{ name: "a", harness: "pi", runs: [result("a", ["pass"]), result("a", ["fail"]), result("a", ["pass"])] }];
+    expect(renderTable(rep)).toMatch(/a\s+reply_contains x0\s+2\/3 pass\s+fail: d0/);
+    expect(renderSummary(rep)).toContain("pass rate a 2/3");
+  });
+  it("JUnit: fail and unobserved are failures", () => {
+    const x = renderJunit(all);
+    expect(x).toContain('<testsuite name="b" tests="2" failures="1"');
+    expect(x).toContain('<failure message="unobserved: d1"/>');
+    expect(x.match(/<failure /g)?.length).toBe(1);
+  });
+});
+
+describe("mosaic-harness run's arguments", () => {
+  it.each([
+    [["run"], { kind: "run", paths: [], only: null, json: false, junit: null, repeat: 1 }],
+    [["run", "scenarios/x.yaml", "--only", "a,b", "--json", "--junit", "r.xml", "--repeat", "3"], { kind: "run", paths: ["scenarios/x.yaml"], only: ["a", "b"], json: true, junit: "r.xml", repeat: 3 }],
+    [["run", "--repeat", "0"], { kind: "usage-error", message: "run: --repeat needs a whole number from 1 to 100, got 0" }],
+    [["run", "--repeat"], { kind: "usage-error", message: "run: --repeat needs a whole number from 1 to 100, got nothing" }],
+    [["run", "--only"], { kind: "usage-error", message: "run: --only needs a comma-separated list of scenario names" }],
+    [["run", "--junit"], { kind: "usage-error", message: "run: --junit needs a file" }],
+    [["run", "--fast"], { kind: "usage-error", message: "run: unknown option --fast" }],
+  ] as const)("%j", (argv, expected) => {
+    expect(parseCliArgs(argv)).toEqual(expected);
+  });
+});
+
+// The shell around the runner, as a real process: the exits that come before any session runs.
+const scratch = makeScratch("scenario-cli");
+afterAll(() => scratch.remove());
+function cli(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), "run", ...args], { encoding: "utf8", cwd: REPO_ROOT, env });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe("mosaic-harness run, as a process", () => {
+  it("a bad scenario exits 2 naming file, line and field, and runs nothing", () => {
+    const dir = join(scratch.root, "bad");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "probe.yaml"), GOOD.replace("harness: pi", "harness: pi\nharnes: pi"));
+    const r = cli([dir]);
+    expect(r.status).toBe(2);
+    expect(r.err).toContain(`${join(dir, "probe.yaml")}:5: harnes: not a field here`);
+    expect(r.out).toBe("");
+  });
+  it("--only with a name no scenario has exits 2", () => {
+    const r = cli(["--only", "no-such-scenario"]);
+    expect(r.status).toBe(2);
+    expect(r.err).toContain("--only: no scenario named no-such-scenario");
+  });
+  it("no bwrap on PATH exits 3 with the probe's line", () => {
+    const r = cli(["--only", "pi-reads-outside"], { ...process.env, PATH: join(scratch.root, "no-bin") });
+    expect(r.status).toBe(3);
+    expect(r.err).toMatch(/^mosaic-harness run: the sandbox cannot be set up: .*bwrap/);
+  });
+});

@@ -1,0 +1,68 @@
+// `mosaic-harness run`: loads every scenario first (a bad one stops the run before any session),
+// checks the sandbox can be set up, runs each scenario as a real session, prints the verdict.
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { REPO_ROOT } from "../conformance/golden.ts";
+import { checkoutProblem } from "../conformance/live-gate.ts";
+import { formatScenarioError, loadScenario, ScenarioError, scenarioFiles, type Scenario } from "../conformance/scenario/load.ts";
+import { renderJunit, renderSummary, renderTable, type ScenarioRuns } from "../conformance/scenario/report.ts";
+import { runScenario } from "../conformance/scenario/run.ts";
+import { readHostFacts } from "../host/host-facts.ts";
+import { sandboxProblem } from "../host/sandbox-probe.ts";
+import type { CliCommand } from "./args.ts";
+
+type RunCommand = Extract<CliCommand, { kind: "run" }>;
+
+function filesOf(paths: readonly string[]): string[] {
+  if (paths.length === 0) return scenarioFiles();
+  return paths.flatMap((p) => {
+    const abs = resolve(p);
+    return statSync(abs, { throwIfNoEntry: false })?.isDirectory() ? scenarioFiles(abs) : [abs];
+  });
+}
+
+export async function runCommand(cmd: RunCommand): Promise<number> {
+  let scenarios: Scenario[];
+  try {
+    scenarios = filesOf(cmd.paths).map((f) => loadScenario(f));
+  } catch (e) {
+    if (!(e instanceof ScenarioError)) throw e;
+    console.error(`mosaic-harness run: ${formatScenarioError(e)}`);
+    return 2;
+  }
+  if (cmd.only !== null) {
+    const unknown = cmd.only.filter((id) => !scenarios.some((s) => s.name === id));
+    if (unknown.length > 0) {
+      console.error(`mosaic-harness run: --only: no scenario named ${unknown.join(", ")} (have ${scenarios.map((s) => s.name).join(", ")})`);
+      return 2;
+    }
+    scenarios = scenarios.filter((s) => cmd.only!.includes(s.name));
+  }
+  if (scenarios.length === 0) {
+    console.error("mosaic-harness run: no scenario to run");
+    return 2;
+  }
+  const problem = checkoutProblem(REPO_ROOT) ?? sandboxProblem(readHostFacts({ repo: REPO_ROOT }));
+  if (problem !== null) {
+    console.error(`mosaic-harness run: the sandbox cannot be set up: ${problem}`);
+    return 3;
+  }
+  const progress = (line: string) => (cmd.json ? process.stderr : process.stdout).write(line);
+  const all: ScenarioRuns[] = [];
+  for (const s of scenarios) {
+    const runs: ScenarioRuns = { name: s.name, harness: s.harness, runs: [] };
+    for (let k = 1; k <= cmd.repeat; k++) {
+      const r = await runScenario(s, { id: cmd.repeat === 1 ? s.name : `${s.name}.${k}` });
+      runs.runs.push(r);
+      progress(`${r.verdict === "pass" ? "ok  " : "FAIL"} ${s.name} (${s.harness}${cmd.repeat > 1 ? `, run ${k}/${cmd.repeat}` : ""}) ${r.seconds.toFixed(1)} s\n`);
+    }
+    all.push(runs);
+  }
+  if (cmd.json) process.stdout.write(JSON.stringify({ scenarios: all }, null, 2) + "\n");
+  else process.stdout.write("\n" + renderTable(all) + "\n" + renderSummary(all));
+  if (cmd.junit !== null) {
+    mkdirSync(dirname(resolve(cmd.junit)), { recursive: true });
+    writeFileSync(resolve(cmd.junit), renderJunit(all));
+  }
+  return all.every((s) => s.runs.every((r) => r.verdict === "pass")) ? 0 : 1;
+}

@@ -1,0 +1,142 @@
+// Each assertion kind judged over a run's evidence: pass, fail, or unobserved when the evidence it
+// needs is not there. Missing evidence is never a pass. Pure: the runner collects, this decides.
+import { toolResultsIn } from "../model-script/resolve.ts";
+import type { Evidence } from "./evidence.ts";
+import { fillText } from "./placeholders.ts";
+import type { Assertion, AssertionKind } from "./schema.ts";
+
+export type VerdictKind = "pass" | "fail" | "unobserved";
+export interface Verdict {
+  verdict: VerdictKind;
+  detail: string;
+}
+
+const pass = (detail: string): Verdict => ({ verdict: "pass", detail });
+const fail = (detail: string): Verdict => ({ verdict: "fail", detail });
+const unobserved = (detail: string): Verdict => ({ verdict: "unobserved", detail });
+
+/** The assertion's kind: its one key other than `because`. */
+export function kindOf(a: Assertion): AssertionKind {
+  return Object.keys(a).find((k) => k !== "because") as AssertionKind;
+}
+
+/** A short label for the table: `kind value`. */
+export function labelOf(a: Assertion): string {
+  const kind = kindOf(a);
+  const v = (a as Record<string, unknown>)[kind];
+  return v === true ? kind : `${kind} ${typeof v === "string" ? v : JSON.stringify(v)}`;
+}
+
+const turnBodies = (ev: Evidence) => (ev.requests ?? []).filter((r) => r.method === "POST" && r.url.startsWith("/v1/messages")).map((r) => r.body);
+const requestText = (r: NonNullable<Evidence["requests"]>[number]) => `${r.url}\n${JSON.stringify(r.headers)}\n${r.body}`;
+
+/** Tool results the model was shown, each once: a later request repeats the earlier ones. */
+function toolResults(ev: Evidence): string[] {
+  const of = (b: string) => {
+    try {
+      return toolResultsIn(b);
+    } catch {
+      return []; // a body that is no Messages request shows the model nothing
+    }
+  };
+  return [...new Set(turnBodies(ev).flatMap(of))];
+}
+
+function contains(haystack: string[] | null, needle: string, positive: boolean, what: string, complete = true): Verdict {
+  if (haystack === null || haystack.length === 0) return unobserved(`no ${what} to look in`);
+  const whats = what === "reply" ? "replies" : `${what}s`;
+  const hit = haystack.findIndex((h) => h.includes(needle));
+  if (positive) {
+    if (hit >= 0) return pass(`${what} ${hit + 1} of ${haystack.length} contains it`);
+    return complete ? fail(`none of ${haystack.length} ${whats} contains it`) : unobserved(`not in the ${haystack.length} ${whats} seen, and some never came`);
+  }
+  if (hit >= 0) return fail(`${what} ${hit + 1} of ${haystack.length} contains it: ${excerpt(haystack[hit]!, needle)}`);
+  return complete ? pass(`none of ${haystack.length} ${whats} contains it`) : unobserved(`not in the ${haystack.length} ${whats} seen, but some never came`);
+}
+
+function excerpt(s: string, needle: string): string {
+  const i = s.indexOf(needle);
+  return JSON.stringify(s.slice(Math.max(0, i - 40), i + needle.length + 40));
+}
+
+/** Where each stand-in value turns up, by channel; empty when nowhere. */
+function leaks(ev: Evidence): string[] {
+  const channels: Record<string, string[]> = {
+    replies: ev.replies.filter((r): r is string => r !== null),
+    requests: (ev.requests ?? []).map(requestText),
+    broker: ev.broker.map((r) => JSON.stringify(r)),
+    egress: (ev.egress ?? []).map((r) => JSON.stringify(r)),
+    stderr: [...ev.stderr],
+  };
+  const out: string[] = [];
+  for (const [channel, texts] of Object.entries(channels)) {
+    const found = ev.standIns.filter((v) => texts.some((t) => t.includes(v)));
+    if (found.length > 0) out.push(`${channel} (${found.length} value${found.length === 1 ? "" : "s"})`);
+  }
+  return out;
+}
+
+function matches(want: Record<string, unknown>, got: Record<string, unknown> | null): boolean {
+  return Object.entries(want).every(([k, v]) => JSON.stringify(got?.[k]) === JSON.stringify(v));
+}
+
+/** Judges one assertion; `values` fills its placeholders. */
+export function judge(a: Assertion, ev: Evidence, values: Readonly<Record<string, string>>): Verdict {
+  const kind = kindOf(a);
+  const raw = (a as Record<string, unknown>)[kind];
+  const text = typeof raw === "string" ? fillText(raw, values) : "";
+  const replies = ev.replies.filter((r): r is string => r !== null);
+  const allReplies = replies.length === ev.replies.length;
+  switch (kind) {
+    case "reply_contains":
+    case "reply_not_contains":
+      return contains(replies, text, kind === "reply_contains", "reply", allReplies);
+    case "tool_result_contains":
+    case "tool_result_not_contains":
+      return contains(ev.requests === null ? null : toolResults(ev), text, kind === "tool_result_contains", "tool result", allReplies);
+    case "request_contains":
+    case "request_not_contains":
+      return contains(ev.requests === null ? null : ev.requests.map(requestText), text, kind === "request_contains", "request", allReplies);
+    case "no_standin_leak": {
+      if (ev.standIns.length === 0) return unobserved("no stand-in value was planted");
+      const found = leaks(ev);
+      if (found.length > 0) return fail(`a stand-in value is in: ${found.join(", ")}`);
+      if (!allReplies) return unobserved("no leak seen, but some replies never came");
+      return pass(`none of ${ev.standIns.length} values in replies, ${ev.requests?.length ?? 0} requests, ${ev.broker.length} broker records, ${ev.egress?.length ?? 0} egress lines, ${ev.stderr.length} stderr files`);
+    }
+    case "file_exists":
+    case "file_absent":
+    case "file_unchanged": {
+      const f = ev.files[text];
+      if (f === undefined) return unobserved(`${text} was not hashed`);
+      if (kind === "file_exists") return f.after !== null ? pass(`sha256 ${f.after.slice(0, 12)}`) : fail("absent after the session");
+      if (kind === "file_absent") return f.after === null ? pass("absent after the session") : fail(`exists after the session (sha256 ${f.after.slice(0, 12)})`);
+      if (f.before === null) return fail("did not exist before the session: nothing to compare");
+      if (f.after === null) return fail("gone after the session");
+      return f.before === f.after ? pass(`sha256 ${f.after.slice(0, 12)} before and after`) : fail(`sha256 ${f.before.slice(0, 12)} became ${f.after.slice(0, 12)}`);
+    }
+    case "broker_called":
+    case "broker_not_called": {
+      if (ev.broker.length === 0) return unobserved("the broker recorded nothing of this run, not even its claim");
+      const want = raw as { verb: string; args?: Record<string, unknown>; outcome?: string };
+      const hits = ev.broker.filter((r) => r.verb === want.verb && (want.args === undefined || matches(want.args, r.args)) && (want.outcome === undefined || r.outcome === want.outcome));
+      if (kind === "broker_called") return hits.length > 0 ? pass(`${hits.length} call${hits.length === 1 ? "" : "s"}, the first ${hits[0]!.outcome}`) : fail(`no such call among ${ev.broker.length} records`);
+      return hits.length === 0 ? pass(`none among ${ev.broker.length} records`) : fail(`${hits.length} call${hits.length === 1 ? "" : "s"}`);
+    }
+    case "turn_failed": {
+      const why = typeof raw === "object" && raw !== null ? fillText((raw as { why: string }).why, values) : "";
+      const hit = replies.find((r) => r.startsWith("The turn failed:") && r.includes(why));
+      if (hit !== undefined) return pass(JSON.stringify(hit.slice(0, 120)));
+      return allReplies ? fail(`no failed turn among ${replies.length} replies`) : unobserved("no failed turn seen, and some replies never came");
+    }
+    case "egress_refused": {
+      if (ev.egress === null) return unobserved("no egress log: the session had no model proxy");
+      const want = raw as { method?: string; path?: string };
+      const hit = (r: { method: string; path: string }) => (want.method === undefined || r.method === want.method) && (want.path === undefined || r.path === want.path || r.path.startsWith(`${want.path}?`));
+      const refused = ev.egress.filter((r) => r.outcome === "refused" && hit(r));
+      const allowed = ev.egress.filter((r) => r.outcome === "allowed" && hit(r));
+      if (allowed.length > 0) return fail(`${allowed.length} matching request${allowed.length === 1 ? " was" : "s were"} allowed (status ${allowed[0]!.status})`);
+      return refused.length > 0 ? pass(`refused ${refused[0]!.method} ${refused[0]!.path} ${refused[0]!.status}`) : unobserved(`no matching request among ${ev.egress.length} egress lines: the attempt never reached the proxy`);
+    }
+  }
+}

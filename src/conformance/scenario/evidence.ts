@@ -1,0 +1,22 @@
+// What a scenario run leaves to judge: everything the runner collected, as plain data, so the
+// assertions (assert.ts) are pure functions over it and have contract tests on hand-built evidence.
+import type { EgressRecord } from "../../core/network/egress.ts";
+import type { CallRecord } from "../broker/server.ts";
+import type { RecordedRequest } from "../model-script/record.ts";
+
+export interface Evidence {
+  /** One entry per message sent, in order: the RESULT's body, or null when none came in time. */
+  replies: Array<string | null>;
+  /** Every request the scripted API received; null when the session had no model (the fake harness). */
+  requests: readonly RecordedRequest[] | null;
+  /** The stand-in broker's records of this session's run. */
+  broker: readonly CallRecord[];
+  /** The host's egress log of the run; null when there was none. */
+  egress: readonly EgressRecord[] | null;
+  /** The runner's stderr and each turn's. */
+  stderr: readonly string[];
+  /** sha256 (hex) of each host file a file_* assertion names, before and after the session; null: absent. */
+  files: Readonly<Record<string, { before: string | null; after: string | null }>>;
+  /** Every stand-in value planted for the run (the secret, the host's credential canary). */
+  standIns: readonly string[];
+}

@@ -1,0 +1,55 @@
+// The run's placeholders a scenario may hold: `{{name}}` in the model script, the messages, the
+// workspace files and the assertions. The runner fills each from the run it set up; the loader
+// refuses any other name, so a typo is an error at load time, not a tool call that opens
+// `{{worksapce}}`.
+import { REQUEST_PLACEHOLDERS } from "../model-script/format.ts";
+
+export interface PlaceholderSpec {
+  what: string;
+  /** Only assertions may name it: a script or file holding it would carry the value itself. */
+  assertionsOnly: boolean;
+  /** An absolute host path: a file_* assertion may start with it. */
+  path: boolean;
+}
+
+const p = (what: string, path = true, assertionsOnly = false): PlaceholderSpec => ({ what, assertionsOnly, path });
+
+/** Every placeholder the runner fills, and what it stands for. */
+export const SCENARIO_PLACEHOLDERS = {
+  workspace: p("the session's workspace (bound read-write at the same path)"),
+  run: p("the session's run directory: bundle/, session.json, turns/, home/, tools.sock"),
+  home: p("the session's HOME, `<run>/home`"),
+  repo: p("the checkout the runner's files come from; only those files are bound"),
+  data_root: p("the data root holding workspaces/ and runs/"),
+  founder_home: p("the founder's HOME, where the stand-ins are planted; never bound"),
+  ssh_key: p("the stand-in `~/.ssh/id_ed25519` under the founder's HOME"),
+  secrets_env: p("the stand-in `~/.config/mosaic-dev/secrets/stand-in.env` (FAKE_TOKEN=<secret>)"),
+  secrets_env_via_home: p("{{secrets_env}} spelt from the session's HOME: `~/../../..` climbing out of it", false),
+  mosaic_state: p("the stand-in `~/.mosaic/state.json`"),
+  git_credentials: p("the stand-in `~/.git-credentials`"),
+  other_workspace: p("a file in another instance's workspace under the data root"),
+  secret: p("the stand-in value every stand-in file carries", false, true),
+} as const satisfies Record<string, PlaceholderSpec>;
+
+export type PlaceholderName = keyof typeof SCENARIO_PLACEHOLDERS;
+export type PlaceholderValues = Readonly<Record<PlaceholderName, string>>;
+
+const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
+
+/** The `{{name}}`s in one string, in order. */
+export function placeholdersIn(s: string): string[] {
+  return [...s.matchAll(PLACEHOLDER)].map((m) => m[1]!);
+}
+
+/** Why a placeholder may not stand here, or null. `where`: the part of the scenario the string is in. */
+export function placeholderProblem(name: string, where: "model" | "assertions" | "other"): string | null {
+  if (Object.hasOwn(REQUEST_PLACEHOLDERS, name)) return where === "model" ? null : `{{${name}}} is filled per request, only inside a model template`;
+  if (!Object.hasOwn(SCENARIO_PLACEHOLDERS, name)) return `{{${name}}} is not a placeholder the runner fills (${Object.keys(SCENARIO_PLACEHOLDERS).join(", ")})`;
+  if (SCENARIO_PLACEHOLDERS[name as PlaceholderName].assertionsOnly && where !== "assertions") return `{{${name}}} may stand only in assertions: a script or file holding it would carry the value itself`;
+  return null;
+}
+
+/** Fills `{{name}}` from the run's values; the loader has already refused an unknown name. */
+export function fillText(s: string, values: Readonly<Record<string, string>>): string {
+  return s.replace(PLACEHOLDER, (whole, n: string) => values[n] ?? whole);
+}
