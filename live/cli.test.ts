@@ -7,7 +7,7 @@ import { readBwrapVersion } from "../src/host/host-facts.ts";
 
 const it = liveIt("bwrap installed", checkoutProblem(REPO_ROOT) ?? (readBwrapVersion("bwrap") === null ? "bwrap is not on PATH (apt-get install bubblewrap)" : null));
 
-describe("npm start's command on this machine", () => {
+describe("the plan command on this machine", () => {
   it("plans the shipped example, probes bwrap, and exits 0", () => {
     const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), "plan", "scenarios/plan/pi-coder.json", "--json"], { encoding: "utf8", cwd: REPO_ROOT });
     expect(r.status, r.stderr).toBe(0);
