@@ -19,6 +19,11 @@ const UNKNOWN = "(unknown)";
 
 /** The rules each fixture pair must fire, and no other; "(unknown)" for a change no rule reads. */
 const EXPECTED: Readonly<Record<string, readonly string[]>> = {
+  "session-env-added": ["session-env-added"],
+  "session-env-removed": ["session-env-removed"],
+  "session-file-launch-socket-named": ["session-launch-socket-named"],
+  "session-file-launch-socket-gone": ["session-launch-socket-gone"],
+  "session-file-env-reordered": ["reorder-unordered"],
   "adapter-credential-to-placeholder": ["credential-to-placeholder"],
   "adapter-placeholder-to-credential": ["placeholder-to-credential"],
   "models-key-not-placeholder": ["models-key-not-placeholder"],

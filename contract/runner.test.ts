@@ -10,6 +10,7 @@ import { MODEL_PORT, RUNNER_ENTRY, planSession } from "../src/core/session/plan-
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
 import { heldActions } from "../src/core/tools/catalog.ts";
 import { FOUNDER_ENV } from "../src/core/session/env.ts";
+import { credentialVariableNames } from "../src/core/session/credentials.ts";
 import { normalise } from "../src/conformance/golden.ts";
 import { jsonBody, matchGolden } from "../src/conformance/golden-expect.ts";
 import { HOST_LAYOUTS } from "../src/conformance/host-fixtures.ts";
@@ -145,6 +146,11 @@ describe("planSession: session.json per example instance", () => {
       expect(p.argv.at(-1), "bwrap runs the runner on the run directory").toBe(runDir);
       const body = normalise(jsonBody(sf), { "<run>": runDir, "<ws>": c.instance.workspace, "<data>": "/srv/mosaic-data", "<repo>": FIXTURE_REPO, "<stand-in>": STAND_IN });
       await matchGolden("session/session-file", c.name, "jsonc", `session.json for ${c.name}: ${c.why}`, body);
+      // bwrap's environment, which the runner and every process it starts inherit: no credential, ever.
+      for (const k of credentialVariableNames()) expect(p.env[k], `${k} in the sandbox's environment`).toBeUndefined();
+      const credential = new Set(credentialVariableNames());
+      await matchGolden("session/session-env", c.name, "txt", `the sandbox's environment (bwrap's, so the runner's) for ${c.name}`,
+        ["variable | value", ...Object.keys(p.env).sort().map((k) => `${k} | ${credential.has(k) ? "<set>" : p.env[k] === STAND_IN ? "<stand-in>" : p.env[k]}`)].join("\n"));
     });
   }
 });

@@ -56,6 +56,7 @@ export const GOLDEN_KINDS: readonly GoldenKind[] = [
   { id: "tool-catalog", what: "the typed tool catalog", matches: (p) => p === "goldens/tools/catalog.txt", parse: table("tool") },
   { id: "cli-plan", what: "`mosaic-harness plan`: the bind table and bwrap argv as printed", matches: (p) => under("goldens/cli/", ".txt")(p) && p.includes("/plan."), parse: parsePlan },
   { id: "seccomp", what: "the seccomp filter: instructions, denied syscalls, its sha256", matches: (p, h) => p.endsWith(".txt") && (/^goldens\/(.+\/)?seccomp[^/]*(\/|\.txt$)/.test(p) || h.startsWith("# seccomp")), parse: parseSeccomp },
+  { id: "session-env", what: "bwrap's environment: what the runner and every process it starts inherit from the host", matches: (p) => under("goldens/session/session-env/", ".txt")(p), parse: table("session-env") },
   { id: "session-file", what: "session.json: what the launcher tells the runner (adapter argv and env, sockets, timings)", matches: (p) => under("goldens/session/session-file/", ".jsonc")(p), parse: parseJsonGolden("session-file") },
   { id: "model-script", what: "the scripted model's format: load errors and SSE bodies (verification engine)", matches: (p) => under("goldens/model-script/", ".txt")(p), parse: lines("model-script-line") },
   { id: "tool-fail-closed", what: "what the model sees when a typed tool call could not be made", matches: (p) => p === "goldens/tools/fail-closed.txt", parse: lines("fail-closed-line") },

@@ -197,7 +197,7 @@ const UNORDERED = [
   "env-allow", "founder-env", "credential-set", "tool", "runner-exit", "spec-error", "exit-map", "gate-call", "gate-tree",
   "adapter-option", "adapter-listed", "adapter-env", "bwrap-option", "bwrap-setenv", "bwrap-unsetenv", "route", "route-member", "module", "module-member",
   "policy", "policy-member", "settings", "settings-member", "mcp", "mcp-member", "tools", "tools-member", "manifest", "manifest-member",
-  "seccomp-deny", "refusal", "egress-allow", "network-mode", "egress-call",
+  "seccomp-deny", "refusal", "egress-allow", "network-mode", "egress-call", "session-env", "session-file",
 ];
 
 const hardeningRows = (): Rule[] =>
@@ -324,6 +324,11 @@ export const RULES: readonly Rule[] = [
   // Session tables.
   { id: "env-allow-added", verdict: "weakens", why: "an ENV_ALLOW entry added: another host variable reaches every session", types: ["env-allow"], op: "added" },
   { id: "env-allow-removed", verdict: "strengthens", why: "one host variable fewer reaches sessions", types: ["env-allow"], op: "removed" },
+  // The session's runtime (docs/runtime.md).
+  { id: "session-env-added", verdict: "weakens", why: "another host variable in the sandbox's environment: the runner and every process it starts can read it", types: ["session-env"], op: "added" },
+  { id: "session-env-removed", verdict: "strengthens", why: "one host variable fewer in the sandbox's environment", types: ["session-env"], op: "removed" },
+  { id: "session-launch-socket-named", verdict: "weakens", why: "session.json names the launch socket: the runner routes the launch tool to it, and the sandbox binds it", types: ["session-file"], op: ["changed", "added"], at: /^launchSocket$/, when: (c) => now(c, "value") !== "null" && was(c, "value") !== now(c, "value") },
+  { id: "session-launch-socket-gone", verdict: "strengthens", why: "session.json no longer names the launch socket", types: ["session-file"], op: "changed", at: /^launchSocket$/, when: (c) => now(c, "value") === "null" },
   // The network's one way out (docs/network.md).
   { id: "egress-allow-added", verdict: "weakens", why: "the model proxy forwards another request: another way out of every session", types: ["egress-allow"], op: "added" },
   { id: "egress-allow-removed", verdict: "strengthens", why: "the model proxy forwards one request fewer", types: ["egress-allow"], op: "removed" },
