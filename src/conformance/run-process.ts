@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 
 export interface ProcessResult {
   status: number | null;
@@ -17,13 +17,18 @@ export function runProcess(
   args: readonly string[],
   opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs: number },
 ): Promise<ProcessResult> {
+  const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  return collectProcess(child, opts.timeoutMs);
+}
+
+/** A spawned process's output and end; the process and its group are killed after timeoutMs. */
+export function collectProcess(child: ChildProcess, timeoutMs: number): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let stdout = "";
     let stderr = "";
     let timedOut = false;
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     const timer = setTimeout(() => {
       timedOut = true;
       try {
@@ -31,7 +36,7 @@ export function runProcess(
       } catch {
         child.kill("SIGKILL");
       }
-    }, opts.timeoutMs);
+    }, timeoutMs);
     child.on("error", (e) => {
       clearTimeout(timer);
       reject(e);

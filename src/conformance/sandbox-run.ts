@@ -5,7 +5,7 @@ import { makeSessionCgroup, removeSessionCgroup } from "../host/pids-cgroup.ts";
 import { prepareRunnerNode } from "../host/runner-node.ts";
 import { prepareSeccompFile } from "../host/sandbox-probe.ts";
 import { spawnSandbox } from "../host/sandbox-spawn.ts";
-import type { ProcessResult } from "./run-process.ts";
+import { collectProcess, type ProcessResult } from "./run-process.ts";
 
 export interface ConfinedRun {
   /** bwrap's argv as planned (or changed on purpose by a control), possibly behind a wrapper. */
@@ -34,31 +34,10 @@ export async function runConfined(r: ConfinedRun): Promise<ProcessResult> {
     : null;
   try {
     const child = spawnSandbox({ command: r.command, env: r.env, seccompFile, cgroupProcs: cg === null ? null : join(cg, "cgroup.procs"), stdio: ["pipe", "pipe", "pipe"] });
-    return await new Promise<ProcessResult>((resolve, reject) => {
-      let stdout = "";
-      let stderr = "";
-      let timedOut = false;
-      child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-      child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-      child.stdin!.on("error", () => {});
-      child.stdin!.end(r.stdin ?? "");
-      const timer = setTimeout(() => {
-        timedOut = true;
-        try {
-          process.kill(-child.pid!, "SIGKILL");
-        } catch {
-          child.kill("SIGKILL");
-        }
-      }, r.timeoutMs);
-      child.on("error", (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-      child.on("close", (status, signal) => {
-        clearTimeout(timer);
-        resolve({ status, signal, stdout, stderr, timedOut });
-      });
-    });
+    const result = collectProcess(child, r.timeoutMs);
+    child.stdin!.on("error", () => {});
+    child.stdin!.end(r.stdin ?? "");
+    return await result;
   } finally {
     if (cg !== null) {
       // The pids of a dead sandbox leave the cgroup a moment after its last process exits.
