@@ -140,17 +140,22 @@ export function withAdapterArgv(plan: LaunchPlan, argv: string[]): LaunchPlan {
   return { ...plan, adapter: { ...plan.adapter, argv } };
 }
 
-/** The adapter's argv without the given flags (each token and, for `[flag, value]`, its value). */
-export function dropAdapterFlags(plan: LaunchPlan, drop: ReadonlyArray<string | readonly [string, string]>): LaunchPlan {
-  const argv = [...plan.adapter.argv];
-  const end = argv.lastIndexOf("--");
+/** An argv without the given flags (each token and, for `[flag, value]`, its value), before its `--` when it has one. */
+export function withoutFlags(argv: readonly string[], drop: ReadonlyArray<string | readonly [string, string]>): string[] {
+  const out = [...argv];
   for (const d of drop) {
+    const end = out.lastIndexOf("--") === -1 ? out.length : out.lastIndexOf("--");
     const [flag, value] = typeof d === "string" ? [d, undefined] : d;
-    const i = argv.findIndex((t, k) => k < end && t === flag && (value === undefined || argv[k + 1] === value));
+    const i = out.findIndex((t, k) => k < end && t === flag && (value === undefined || out[k + 1] === value));
     if (i === -1) throw new Error(`the adapter's argv has no ${flag}${value === undefined ? "" : ` ${JSON.stringify(value)}`} to drop`);
-    argv.splice(i, value === undefined ? 1 : 2);
+    out.splice(i, value === undefined ? 1 : 2);
   }
-  return withAdapterArgv(plan, argv);
+  return out;
+}
+
+/** The adapter's argv without the given flags. */
+export function dropAdapterFlags(plan: LaunchPlan, drop: ReadonlyArray<string | readonly [string, string]>): LaunchPlan {
+  return withAdapterArgv(plan, withoutFlags(plan.adapter.argv, drop));
 }
 
 /**

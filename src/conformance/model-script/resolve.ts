@@ -6,7 +6,7 @@ export type FixedReply = { tool_use: { name: string; input: Record<string, unkno
 /** Stands for a missing result in a template, so an echo of nothing still shows. */
 export const NO_TOOL_RESULT = "(no tool result)";
 
-type Block = { type: string; content?: unknown };
+type Block = { type: string; content?: unknown; id?: string; tool_use_id?: string; name?: string; input?: unknown; is_error?: boolean };
 type Body = { messages: Array<{ content: unknown }> };
 
 function resultText(b: Block): string {
@@ -27,6 +27,26 @@ function messagesOf(body: string): Body["messages"] {
 export function toolResultsIn(body: string | undefined): string[] {
   if (body === undefined) return [];
   return messagesOf(body).flatMap((m) => resultsOf(m.content));
+}
+
+/** One tool call the model made, with the result it was shown; null until a later request carries it. */
+export interface ToolCall {
+  name: string;
+  input: Record<string, unknown>;
+  result: string | null;
+  isError: boolean;
+}
+
+/** Every tool call in one request body's conversation, each paired with its result by tool_use_id. */
+export function toolCallsIn(body: string): ToolCall[] {
+  const blocks = messagesOf(body).flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : []));
+  const results = new Map(blocks.filter((b) => b.type === "tool_result" && typeof b.tool_use_id === "string").map((b) => [b.tool_use_id!, b]));
+  return blocks
+    .filter((b) => b.type === "tool_use")
+    .map((b) => {
+      const r = b.id === undefined ? undefined : results.get(b.id);
+      return { name: b.name ?? "", input: (typeof b.input === "object" && b.input !== null ? b.input : {}) as Record<string, unknown>, result: r === undefined ? null : resultText(r), isError: r?.is_error === true };
+    });
 }
 
 /** The tool results in the request's last message: the answers to the previous turn's tool call. */

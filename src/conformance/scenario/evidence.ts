@@ -17,6 +17,12 @@ export interface Evidence {
   stderr: readonly string[];
   /** sha256 (hex) of each host file a file_* assertion names, before and after the session; null: absent. */
   files: Readonly<Record<string, { before: string | null; after: string | null }>>;
+  /** The runner's exit code when the session ended; null when it was killed by a signal or never ran. */
+  exit: number | null;
+  /** Every file the session left in its HOME and its harness's session directory, by path. */
+  transcripts: Readonly<Record<string, string>>;
+  /** Connections the network trap accepted; null when the scenario set none. */
+  trapConnections: number | null;
   /** Every stand-in value planted for the run (the secret, the host's credential canary). */
   standIns: readonly string[];
 }

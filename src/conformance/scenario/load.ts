@@ -19,6 +19,7 @@ import {
   type Assertion,
   type AssertionKind,
   type Break,
+  type Fault,
   type Harness,
 } from "./schema.ts";
 import { lineOf, parseFieldPath } from "./yaml-lines.ts";
@@ -40,9 +41,15 @@ export interface Scenario extends LoadedSession {
   file: string;
   name: string;
   description: string;
-  workspace: { files: Record<string, string> };
+  workspace: { files: Record<string, string>; links: Record<string, string> };
+  /** Planted under the run directory after the launch, before the first message. */
+  runFiles: Record<string, string>;
+  neighbourProcess: boolean;
+  networkTrap: boolean;
+  turnTimeoutSeconds: number;
   messages: Array<{ body: string }>;
   break: Break;
+  fault: Fault;
   assertions: Assertion[];
 }
 
@@ -180,7 +187,13 @@ function loadAssertion(c: Checker, value: unknown, at: Path): Assertion {
 
 /** What the fields say together: checks no single field's schema can make. */
 function checkTogether(c: Checker, s: Scenario): void {
-  if (s.break.gate !== undefined && s.harness !== "pi") c.fail(["break", "gate"], `break.gate is built for pi only; this session runs ${s.harness}`);
+  if (s.harness === "fake") {
+    for (const k of ["gate", "drop_flags"] as const) if (s.break[k] !== undefined) c.fail(["break", k], "the fake harness has no gate and no adapter flags to remove");
+    for (const k of ["gate", "tmpdir"] as const) if (s.fault[k] !== undefined) c.fail(["fault", k], "the fake harness has no gate and no harness TMPDIR to break");
+  }
+  for (const [i, a] of s.assertions.entries()) {
+    if ("trap_untouched" in a && !s.networkTrap) c.fail(["assertions", i, "trap_untouched"], "no trap to be touched: set network_trap: true");
+  }
   // A check over what the model saw needs a model; on the fake harness it could only be unobserved.
   for (const [i, a] of s.assertions.entries()) {
     const kind = Object.keys(a).find((k) => k !== "because") as AssertionKind;
@@ -188,10 +201,16 @@ function checkTogether(c: Checker, s: Scenario): void {
   }
 }
 
+/** The keys of the file tables (workspace.files, workspace.links, run_files): paths, which may hold placeholders too. */
+function keysOf(value: unknown, at: Path): Array<[string, Path]> {
+  const tables: Array<[unknown, Path]> = at[0] === "workspace" ? [[(value as Record<string, unknown> | undefined)?.files, [...at, "files"]], [(value as Record<string, unknown> | undefined)?.links, [...at, "links"]]] : at[0] === "run_files" ? [[value, at]] : [];
+  return tables.flatMap(([t, p]) => (typeof t === "object" && t !== null ? Object.keys(t).map((k): [string, Path] => [k, [...p, k]]) : []));
+}
+
 /** Every placeholder in the scenario stands where the runner fills it. */
 function checkPlaceholders(c: Checker, raw: Record<string, unknown>): void {
-  for (const [key, where] of [["model", "model"], ["workspace", "other"], ["messages", "other"], ["assertions", "assertions"]] as const) {
-    for (const [s, at] of stringsOf(raw[key], [key])) {
+  for (const [key, where] of [["model", "model"], ["workspace", "other"], ["run_files", "other"], ["messages", "other"], ["assertions", "assertions"]] as const) {
+    for (const [s, at] of [...stringsOf(raw[key], [key]), ...keysOf(raw[key], [key])]) {
       for (const name of placeholdersIn(s)) {
         const problem = placeholderProblem(name, where);
         if (problem !== null) c.fail(at, problem, "bad-placeholder");
@@ -230,9 +249,14 @@ export function parseScenario(text: string, file: string, opts: LoadOptions = {}
     name: outer.name,
     description: outer.description,
     ...main,
-    workspace: { files: outer.workspace?.files ?? {} },
+    workspace: { files: outer.workspace?.files ?? {}, links: outer.workspace?.links ?? {} },
+    runFiles: outer.run_files ?? {},
+    neighbourProcess: outer.neighbour_process ?? false,
+    networkTrap: outer.network_trap ?? false,
+    turnTimeoutSeconds: outer.turn_timeout_seconds ?? 60,
     messages: outer.messages,
     break: outer.break ?? {},
+    fault: outer.fault ?? {},
     assertions,
   };
   checkTogether(c, scenario);

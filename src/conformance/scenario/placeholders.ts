@@ -28,7 +28,10 @@ export const SCENARIO_PLACEHOLDERS = {
   mosaic_state: p("the stand-in `~/.mosaic/state.json`"),
   git_credentials: p("the stand-in `~/.git-credentials`"),
   other_workspace: p("a file in another instance's workspace under the data root"),
+  workspace_slug: p("Claude Code's project name for the workspace: every character but a letter or digit as -", false),
+  trap_port: p("the port of the network trap on the host's 127.0.0.1 (network_trap: true)", false),
   secret: p("the stand-in value every stand-in file carries", false, true),
+  canary: p("the host's model credential, which only the proxy outside the sandbox holds", false, true),
 } as const satisfies Record<string, PlaceholderSpec>;
 
 export type PlaceholderName = keyof typeof SCENARIO_PLACEHOLDERS;

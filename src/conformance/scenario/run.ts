@@ -2,20 +2,22 @@
 // stand-in broker, the founder's stand-ins, a data root under a scratch dir outside /tmp), the
 // scripted Messages API as the model upstream, the messages sent and their RESULTs awaited, then
 // every assertion judged over what was collected. runs/<id>/ keeps the evidence.
+import { spawn } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo, type Server } from "node:net";
 import { dirname, join, relative } from "node:path";
 import { parseInstance } from "../../core/launch/instance.ts";
 import type { EgressRecord } from "../../core/network/egress.ts";
-import type { Bind } from "../../core/sandbox/types.ts";
-import type { PreparedLaunch } from "../../host/launcher.ts";
 import { egressLogPath } from "../../host/model-proxy.ts";
 import { REPO_ROOT } from "../golden.ts";
 import { fillPlaceholders } from "../model-script/format.ts";
-import { makeRuntimeWorld, prepareLaunch, start, waitClaimed, withBinds, type RuntimeWorld } from "../runtime-world.ts";
+import { claudeProjectSlug } from "../memory-probe.ts";
+import { makeRuntimeWorld, prepareLaunch, start, waitClaimed, type RuntimeWorld } from "../runtime-world.ts";
 import { startScriptedApi, type ScriptedApi } from "../scripted-api.ts";
 import { judge, kindOf, labelOf, type Verdict, type VerdictKind } from "./assert.ts";
 import type { Evidence } from "./evidence.ts";
+import { applyBreak, applyFault } from "./knobs.ts";
 import type { Scenario } from "./load.ts";
 import { fillText, SCENARIO_PLACEHOLDERS, type PlaceholderName } from "./placeholders.ts";
 
@@ -44,10 +46,11 @@ const FROM = "pm-scenario";
 const RUN = "run";
 
 /** The run's placeholder values, every name of SCENARIO_PLACEHOLDERS. */
-function valuesOf(w: RuntimeWorld, workspace: string, run: string): Record<PlaceholderName, string> {
+function valuesOf(w: RuntimeWorld, workspace: string, run: string, extra: { trapPort: number | null; canary: string }): Record<PlaceholderName, string> {
   const home = join(run, "home");
   return {
     workspace, run, home, repo: REPO_ROOT, data_root: w.data, founder_home: w.stand.founderHome,
+    workspace_slug: claudeProjectSlug(workspace), trap_port: String(extra.trapPort ?? 0), canary: extra.canary,
     ssh_key: w.stand.files.sshKey, secrets_env: w.stand.files.secretsEnv,
     secrets_env_via_home: `~/${relative(home, w.stand.files.secretsEnv)}`,
     mosaic_state: w.stand.files.mosaicState, git_credentials: w.stand.files.gitCredentials,
@@ -57,21 +60,29 @@ function valuesOf(w: RuntimeWorld, workspace: string, run: string): Record<Place
 
 const sha256 = (f: string): string | null => (existsSync(f) ? createHash("sha256").update(readFileSync(f)).digest("hex") : null);
 
-/** The break knobs, applied to a prepared launch on purpose (a positive control). */
-function applyBreak(s: Scenario, w: RuntimeWorld, p: PreparedLaunch): PreparedLaunch {
-  let out = p;
-  if (s.break.expose_stand_ins) {
-    const files = Object.values(w.stand.files);
-    out = withBinds(out, (t: Bind[]) => [...t.slice(0, -1), ...files.map((f): Bind => ({ source: f, inside: f, mode: "ro", why: "broken on purpose", row: "runner-file" })), t.at(-1)!]);
-  }
-  if (s.break.gate === "unhooked") {
-    const sf = out.session.sessionFile;
-    const argv = [...sf.adapter.argv];
-    const i = argv.indexOf("-e");
-    if (i < 0) throw new Error("break.gate: the adapter's argv has no -e to drop");
-    argv.splice(i, 2);
-    out = { ...out, session: { ...out.session, sessionFile: { ...sf, adapter: { ...sf.adapter, argv } } } };
-  }
+/** A TCP listener on the host's loopback that counts the connections it accepts: a network trap. */
+async function startTrap(): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
+  let n = 0;
+  const server: Server = createServer((c) => {
+    n++;
+    c.destroy();
+  });
+  await new Promise<void>((ok, bad) => server.once("error", bad).listen(0, "127.0.0.1", ok));
+  return { port: (server.address() as AddressInfo).port, connections: () => n, close: () => new Promise((ok) => server.close(() => ok())) };
+}
+
+/** Every regular file under the directories, by path; a file over 1 MiB is read as its first MiB. */
+function readTree(dirs: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    if (!existsSync(d)) return;
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const f = join(d, e.name);
+      if (e.isDirectory()) walk(f);
+      else if (e.isFile()) out[f] = readFileSync(f).subarray(0, 1 << 20).toString("utf8");
+    }
+  };
+  for (const d of dirs) walk(d);
   return out;
 }
 
@@ -103,16 +114,24 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   const canary = `stand-in-real-key-${randomUUID()}`;
   const ws = join(w.data, "workspaces/acme", s.name);
   const runDir = join(w.data, "runs", RUN);
-  const values = valuesOf(w, ws, runDir);
+  const trap = s.networkTrap ? await startTrap() : null;
+  // A neighbour holding the secret in its environment: what a read of /proc/*/environ would find.
+  const neighbour = s.neighbourProcess ? spawn("sleep", ["600"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", FAKE_TOKEN: w.stand.secret }, stdio: "ignore" }) : null;
+  const values = valuesOf(w, ws, runDir, { trapPort: trap?.port ?? null, canary });
   const fileKeys = s.assertions.filter((a) => kindOf(a).startsWith("file_")).map((a) => fillText((a as Record<string, string>)[kindOf(a)]!, values));
   const files: Record<string, { before: string | null; after: string | null }> = {};
   let stderr: string[] = [];
   let hadProxy = false;
+  let exit: number | null = null;
   try {
     mkdirSync(ws, { recursive: true, mode: 0o755 });
     for (const [rel, body] of Object.entries(s.workspace.files)) {
       mkdirSync(dirname(join(ws, rel)), { recursive: true });
       writeFileSync(join(ws, rel), fillText(body, values));
+    }
+    for (const [rel, target] of Object.entries(s.workspace.links)) {
+      mkdirSync(dirname(join(ws, fillText(rel, values))), { recursive: true });
+      symlinkSync(fillText(target, values), join(ws, fillText(rel, values)));
     }
     const instance = parseInstance({ ...s.instance, workspace: ws, run: RUN, instance: s.name });
     // The fake harness gets a scripted API with no turns too: a model call from its shell is a recorded failure, never a call to the public API.
@@ -123,16 +142,22 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
     const req = w.request(instance, {
       adapter: s.harness === "fake" ? w.request(instance).adapter! : { kind: "harness" },
       hostEnv,
-      timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 60 },
+      timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: s.turnTimeoutSeconds },
       modelUpstream: api.url,
     });
     const prepared = prepareLaunch(req);
     if (prepared.kind === "refuse") throw new Error(`the launcher refused: ${prepared.code}: ${prepared.message}`);
-    const p = applyBreak(s, w, prepared.prepared);
-    for (const f of fileKeys) files[f] = { before: sha256(f), after: null };
+    const p = applyFault(s, ws, REPO_ROOT, applyBreak(s, w, prepared.prepared));
     const session = start(p);
     hadProxy = p.session.sessionFile.model !== null;
-    event("launched", { run: RUN, harness: s.harness, break: s.break });
+    event("launched", { run: RUN, harness: s.harness, break: s.break, fault: s.fault });
+    for (const [rel, body] of Object.entries(s.runFiles)) {
+      const f = join(runDir, fillText(rel, values));
+      mkdirSync(dirname(f), { recursive: true });
+      writeFileSync(f, fillText(body, values));
+    }
+    // Hashed once the launch has written the bundle and session.json, before any message: nothing in the sandbox has acted yet.
+    for (const f of fileKeys) files[f] = { before: sha256(f), after: null };
     try {
       await waitClaimed(w, session, RUN);
       let over = false;
@@ -148,6 +173,7 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
     } finally {
       const end = await session.stop();
       event("stopped", { reason: end.reason, end: end.end });
+      exit = end.end.kind === "code" ? end.end.code : null;
       stderr = [end.stderr];
       writeFileSync(join(out, "runner.stderr"), end.stderr);
     }
@@ -169,7 +195,11 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   const egress = existsSync(egressFile) ? readFileSync(egressFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : hadProxy ? [] : null;
   if (existsSync(egressFile)) copyFileSync(egressFile, join(out, "egress.jsonl"));
   const broker = w.broker.records().filter((r) => r.run === RUN);
-  const ev: Evidence = { replies, requests: api?.requests() ?? null, broker, egress, stderr, files, standIns: [w.stand.secret, canary] };
+  const transcripts = readTree([join(runDir, "home"), join(runDir, "session")]);
+  const trapConnections = trap?.connections() ?? null;
+  const ev: Evidence = { replies, requests: api?.requests() ?? null, broker, egress, stderr, files, exit, transcripts, trapConnections, standIns: [w.stand.secret, canary] };
+  neighbour?.kill("SIGKILL");
+  await trap?.close();
   await api?.stop();
   await w.close();
 

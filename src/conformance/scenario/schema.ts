@@ -16,9 +16,18 @@ export type Harness = keyof typeof HARNESSES;
 
 /** Every `break` knob: a protection removed on purpose, so a scenario's "no" is shown to be that protection's doing. */
 export const BREAK_KNOBS = {
-  gate: "unhooked: the gate is not configured (Pi without its -e extension); built for pi only",
+  gate: "unhooked: the gate is not configured (Pi without its -e extension, Claude Code without its --settings file and so without its PreToolUse hook)",
   expose_stand_ins: "true: every planted stand-in is bound read-only into the sandbox at its own path",
+  drop_flags: "adapter flags dropped from the harness's argv: a flag, or [flag, value] for a flag and its value (--restricted, -nc, [--setting-sources, \"\"])",
 } as const;
+
+/** Every `fault` knob: a part of the confinement made to fail, so a scenario shows it fails closed. */
+export const FAULT_KNOBS = {
+  gate: "missing: the gate's file is not there; crash: it throws; hang: it never answers (Pi: the extension's tool_call handler; Claude Code: the hook's gate script)",
+  tmpdir: "unwritable: the harness's TMPDIR is a directory it cannot write",
+} as const;
+export const GATE_FAULTS = ["missing", "crash", "hang"] as const;
+export type GateFault = (typeof GATE_FAULTS)[number];
 
 /** The channels no_standin_leak scans; each is evidence the runner records (evidence.ts). */
 export const LEAK_CHANNELS = {
@@ -27,6 +36,7 @@ export const LEAK_CHANNELS = {
   broker: "every call the stand-in broker read",
   egress: "the egress proxy's log",
   stderr: "the runner's stderr and every turn's stderr",
+  transcripts: "every file the session left in its HOME and its harness's session directory (transcripts, settings, caches)",
 } as const;
 export type LeakChannel = keyof typeof LEAK_CHANNELS;
 
@@ -58,11 +68,21 @@ export const ASSERTION_KINDS = {
     what: "the stand-in broker read a call of this verb from this session (with these args and this outcome, when given)",
   },
   broker_not_called: { value: z.strictObject({ verb: Verb }), what: "the stand-in broker read no call of this verb from this session, answered or not" },
+  path_blocked: {
+    value: z.strictObject({
+      path: Needle.describe("the path argument exactly as the model sent it; may hold placeholders"),
+      tool: z.string().regex(TOOL_NAME).optional().describe("the tool called, when only that tool's calls count"),
+      reason: Needle.optional().describe("text the blocked call's result holds; `mosaic gate:` by default, the gate's own prefix"),
+    }),
+    what: "every call the model made with this path as an argument (of this tool, when given) got back an error result holding the reason; no such call is unobserved",
+  },
+  exit_code: { value: z.int().min(0).max(255), what: "the runner (the sandbox's pid 1) exited with this code when the session ended" },
   turn_failed: { value: z.union([z.literal(true), z.strictObject({ why: Needle })]), what: "a turn counted as failed (its reply is `The turn failed: ...`, containing `why` when given)" },
   egress_refused: {
     value: z.strictObject({ method: z.string().min(1).optional(), path: z.string().min(1).optional() }).refine((v) => Object.keys(v).length > 0, "name at least one of method, path"),
     what: "the egress proxy refused a request matching every field given, and allowed none that matches",
   },
+  trap_untouched: { value: z.literal(true), what: "the scenario's network trap (network_trap: true) saw no connection" },
 } as const;
 export type AssertionKind = keyof typeof ASSERTION_KINDS;
 export const ASSERTION_KIND_NAMES = Object.keys(ASSERTION_KINDS) as AssertionKind[];
@@ -107,9 +127,18 @@ export const BreakSchema = z
   .strictObject({
     gate: z.literal("unhooked").optional().describe(BREAK_KNOBS.gate),
     expose_stand_ins: z.literal(true).optional().describe(BREAK_KNOBS.expose_stand_ins),
+    drop_flags: z.array(z.union([z.string().regex(/^-/, "a flag, starting with -"), z.tuple([z.string().regex(/^-/, "a flag, starting with -"), z.string()])])).min(1).optional().describe(BREAK_KNOBS.drop_flags),
   })
   .describe("a positive control: a protection removed on purpose");
 export type Break = z.infer<typeof BreakSchema>;
+
+export const FaultSchema = z
+  .strictObject({
+    gate: z.enum(GATE_FAULTS).optional().describe(FAULT_KNOBS.gate),
+    tmpdir: z.literal("unwritable").optional().describe(FAULT_KNOBS.tmpdir),
+  })
+  .describe("a failure made on purpose, to show the confinement fails closed");
+export type Fault = z.infer<typeof FaultSchema>;
 
 /** The scenario's shape with its instance, model script and assertions as given: the loader checks those one at a time. */
 function scenarioShape(instance: z.ZodType, model: z.ZodType, assertion: z.ZodType) {
@@ -119,11 +148,23 @@ function scenarioShape(instance: z.ZodType, model: z.ZodType, assertion: z.ZodTy
     harness: HarnessSchema.describe("the harness the session runs"),
     instance: instance.describe("the session's resolved instance, inline or {ref}"),
     workspace: z
-      .strictObject({ files: z.record(RelPath, z.string()).optional().describe("relative path → content, laid out in the workspace before the first message") })
+      .strictObject({
+        files: z.record(RelPath, z.string()).optional().describe("relative path → content, laid out in the workspace before the first message"),
+        links: z.record(RelPath, z.string().min(1)).optional().describe("relative path → symlink target (may dangle), made in the workspace before the first message"),
+      })
       .optional(),
+    run_files: z
+      .record(RelPath, z.string())
+      .refine((t) => !Object.keys(t).some((k) => k === "home" || k.startsWith("home/")), "home/ is a private tmpfs in the sandbox, empty at the start: a file planted there on the host is never seen; plant it from the session (a Bash call)")
+      .optional()
+      .describe("relative path under the run directory → content, planted after the launch and before the first message (session/pi-agent/... is Pi's agent dir); not home/, a tmpfs in the sandbox"),
+    neighbour_process: z.literal(true).optional().describe("a host process, alive through the session, whose environment holds FAKE_TOKEN=<secret>: what /proc/*/environ would show"),
+    network_trap: z.literal(true).optional().describe("a TCP listener on the host's 127.0.0.1:{{trap_port}} that records every connection, for trap_untouched"),
+    turn_timeout_seconds: z.int().min(1).max(300).optional().describe("the runner's wall clock per turn; 60 by default"),
     model: model.optional().describe("the scripted model (docs/scripted-api.md); not for the fake harness"),
     messages: z.array(z.strictObject({ body: z.string().min(1) })).min(1).describe("what is sent to the session, in order; each waits for its RESULT"),
     break: BreakSchema.optional(),
+    fault: FaultSchema.optional(),
     assertions: z.array(assertion).min(1, "a scenario asserts something").describe("what must hold after the run"),
   });
 }

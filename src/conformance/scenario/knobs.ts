@@ -1,0 +1,97 @@
+// The scenario's knobs, applied to a prepared launch before it starts. `break` removes a
+// protection on purpose (a positive control: the attack then works); `fault` makes a part of the
+// confinement fail (the gate missing, crashing or hanging; an unwritable TMPDIR), to show it fails
+// closed. A real launch never does either: only the scenario runner edits a prepared launch.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Bind } from "../../core/sandbox/types.ts";
+import type { PreparedLaunch } from "../../host/launcher.ts";
+import { withoutFlags } from "../live-session.ts";
+import { withBinds, type RuntimeWorld } from "../runtime-world.ts";
+import type { Scenario } from "./load.ts";
+import type { GateFault } from "./schema.ts";
+
+type SessionFile = PreparedLaunch["session"]["sessionFile"];
+
+function withSessionFile(p: PreparedLaunch, edit: (sf: SessionFile) => SessionFile): PreparedLaunch {
+  return { ...p, session: { ...p.session, sessionFile: edit(p.session.sessionFile) } };
+}
+
+const withArgv = (p: PreparedLaunch, edit: (argv: string[]) => string[]) => withSessionFile(p, (sf) => ({ ...sf, adapter: { ...sf.adapter, argv: edit(sf.adapter.argv) } }));
+
+/** The flag that configures each harness's gate: Pi's extension, Claude Code's settings file with the hook. */
+const GATE_FLAG = { pi: "-e", "claude-code": "--settings" } as const;
+
+function gateFlagValue(p: PreparedLaunch, harness: "pi" | "claude-code"): string {
+  const argv = p.session.sessionFile.adapter.argv;
+  const i = argv.indexOf(GATE_FLAG[harness]);
+  if (i < 0 || i + 1 >= argv.length) throw new Error(`the adapter's argv has no ${GATE_FLAG[harness]} to act on`);
+  return argv[i + 1]!;
+}
+
+/** The break knobs, applied on purpose. */
+export function applyBreak(s: Scenario, w: RuntimeWorld, p: PreparedLaunch): PreparedLaunch {
+  let out = p;
+  if (s.break.expose_stand_ins) {
+    const files = Object.values(w.stand.files);
+    out = withBinds(out, (t: Bind[]) => [...t.slice(0, -1), ...files.map((f): Bind => ({ source: f, inside: f, mode: "ro", why: "broken on purpose", row: "runner-file" })), t.at(-1)!]);
+  }
+  if (s.break.gate === "unhooked" && s.harness !== "fake") out = withArgv(out, (argv) => withoutFlags(argv, [[GATE_FLAG[s.harness as "pi" | "claude-code"], gateFlagValue(out, s.harness as "pi" | "claude-code")]]));
+  if (s.break.drop_flags !== undefined) out = withArgv(out, (argv) => withoutFlags(argv, s.break.drop_flags!));
+  return out;
+}
+
+/**
+ * Pi's extension with the gate's tool_call handler made to crash or hang. It still writes the
+ * turn marker at agent_end, as the real one does, so a turn's outcome shows the gate's failure only.
+ */
+function piFaultExtension(mode: "crash" | "hang"): string {
+  const handler = mode === "crash" ? `() => { throw new Error("the gate crashed on purpose"); }` : `() => new Promise(() => {})`;
+  return [
+    `import { writeFileSync } from "node:fs";`,
+    `export default function faultyGate(pi) {`,
+    `  pi.on("tool_call", ${handler});`,
+    `  const marker = process.env.MOSAIC_TURN_MARKER;`,
+    `  if (marker) pi.on("agent_end", () => writeFileSync(marker, "agent_end " + new Date().toISOString() + "\\n"));`,
+    `}`,
+    ``,
+  ].join("\n");
+}
+
+/** Claude Code's gate script made to crash or hang; the hook command around it is the shipped one. */
+function claudeFaultGate(mode: "crash" | "hang"): string {
+  return mode === "crash" ? `throw new Error("the gate crashed on purpose");\n` : `setInterval(() => {}, 1000);\n`;
+}
+
+/** Where a faulty gate goes: the workspace, the one place both the host and the sandbox see at one path. */
+export const FAULT_DIR = ".mosaic-fault";
+
+function faultGatePath(ws: string, harness: "pi" | "claude-code", mode: GateFault): string {
+  return join(ws, FAULT_DIR, `gate-${mode}.${harness === "pi" ? "ts" : "mjs"}`);
+}
+
+/** The fault knobs: the gate's file replaced by a missing, crashing or hanging one; TMPDIR made unwritable. */
+export function applyFault(s: Scenario, ws: string, repo: string, p: PreparedLaunch): PreparedLaunch {
+  let out = p;
+  const mode = s.fault.gate;
+  if (mode !== undefined && s.harness !== "fake") {
+    const harness = s.harness;
+    const file = faultGatePath(ws, harness, mode);
+    if (mode !== "missing") {
+      mkdirSync(join(ws, FAULT_DIR), { recursive: true });
+      writeFileSync(file, harness === "pi" ? piFaultExtension(mode) : claudeFaultGate(mode));
+    }
+    if (harness === "pi") {
+      const ext = gateFlagValue(out, "pi");
+      out = withArgv(out, (argv) => argv.map((t) => (t === ext ? file : t)));
+    } else {
+      const gate = `${repo}/src/host/claude-gate.ts`;
+      const settings = out.launch.bundle["settings.json"];
+      if (settings === undefined || !settings.includes(gate)) throw new Error(`fault.gate: the bundle's settings.json has no hook running ${gate}`);
+      out = { ...out, launch: { ...out.launch, bundle: { ...out.launch.bundle, "settings.json": settings.replaceAll(gate, file) } } };
+    }
+  }
+  // Read-only in every sandbox: the root is remounted read-only and no capability is left to write it.
+  if (s.fault.tmpdir === "unwritable") out = withSessionFile(out, (sf) => ({ ...sf, adapter: { ...sf.adapter, env: { ...sf.adapter.env, TMPDIR: "/usr" } } }));
+  return out;
+}
