@@ -42,11 +42,12 @@ export function applyBreak(s: Scenario, w: RuntimeWorld, p: PreparedLaunch): Pre
 }
 
 /**
- * Pi's extension with the gate's tool_call handler made to crash or hang. It still writes the
+ * Pi's extension with the gate's tool_call handler made to crash or hang (holding the event loop, as
+ * a gate stuck in a loop or a read would: a bare unresolved promise lets Pi exit). It still writes the
  * turn marker at agent_end, as the real one does, so a turn's outcome shows the gate's failure only.
  */
 function piFaultExtension(mode: "crash" | "hang"): string {
-  const handler = mode === "crash" ? `() => { throw new Error("the gate crashed on purpose"); }` : `() => new Promise(() => {})`;
+  const handler = mode === "crash" ? `() => { throw new Error("the gate crashed on purpose"); }` : `() => new Promise(() => setInterval(() => {}, 1000))`;
   return [
     `import { writeFileSync } from "node:fs";`,
     `export default function faultyGate(pi) {`,
