@@ -2,6 +2,7 @@
 // port, which reaches the host's proxy; the proxy adds the real credential, which never enters the
 // sandbox. Each protection has its positive control: the same attempt with it removed on purpose.
 // The shell's view without a CLI (the fake adapter's, as root and as a user) is live/attacks.test.ts.
+import { freePort } from "../src/conformance/free-port.ts";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -51,14 +52,6 @@ function prepare(name: string, api: ScriptedApi, example: "claude-coder" | "pi-c
   return planLiveSession({ root: scratch.root, founderHome: stand.founderHome, hostFacts, brokerSocket: join(scratch.root, "sock/bus.sock") }, name, api.url, example, hostEnv);
 }
 
-/** A port free on the host's loopback now. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((ok) => s.close(() => ok()));
-  return port;
-}
 
 const shellTool = (p: LiveSession, command: string) => (p.plan.harness === "pi" ? { name: "bash", input: { command } } : { name: "Bash", input: { command } });
 

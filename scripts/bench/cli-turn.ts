@@ -15,8 +15,8 @@
 //   port (the manifest's digest of models.json is then stale; nothing checks it at run time);
 // - the tmpfs HOME and /tmp: HOME is the run's home/ on disk, TMPDIR a private directory on disk,
 //   both set for the runner and the harness as bwrap's --setenv would.
+import { freePort } from "../../src/conformance/free-port.ts";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import type { LaunchEnd, PreparedLaunch } from "../../src/host/launcher.ts";
 import { childrenOf } from "../../src/host/session-procs.ts";
@@ -167,11 +167,3 @@ function processesNaming(runDir: string): number[] {
   return out;
 }
 
-/** A port free on the host's loopback now. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((ok) => s.close(() => ok()));
-  return port;
-}
