@@ -9,6 +9,7 @@ import { makeScratch } from "../src/conformance/scratch.ts";
 import { judge, type VerdictKind } from "../src/conformance/scenario/assert.ts";
 import type { Evidence } from "../src/conformance/scenario/evidence.ts";
 import { formatScenarioError, loadScenario, parseScenario, ScenarioError, scenarioFiles } from "../src/conformance/scenario/load.ts";
+import { matchLaunch } from "../src/conformance/scenario/launch-service.ts";
 import { renderJunit, renderSummary, renderTable } from "../src/conformance/scenario/report.ts";
 import type { ScenarioResult } from "../src/conformance/scenario/run.ts";
 import { ASSERTION_KIND_NAMES, renderScenarioSchema, type Assertion } from "../src/conformance/scenario/schema.ts";
@@ -31,6 +32,17 @@ assertions:
 
 /** The probe on the fake harness: no model. */
 const FAKE = GOOD.replace(/model:\n(    .*\n|  turns:\n)+/, "").replace("harness: pi", "harness: fake");
+
+/** The probe as a PM on the fake harness that may launch a Claude Code coder. */
+const PM = `${FAKE.replace("instance: { ref: pi-coder }", "instance: { ref: claude-pm }")}launches:
+  - harness: claude-code
+    instance: { ref: claude-coder }
+    model:
+      turns:
+        - text: done
+    assertions:
+      - reply_contains: done
+`;
 
 /** The error parseScenario throws for a text, as file:line: field: message [code]. */
 function errorOf(text: string, file = "scenarios/probe.yaml"): ScenarioError {
@@ -67,6 +79,24 @@ describe("the loader names file, line and field", () => {
   it("the probe itself loads (so each case below fails for its own change)", () => {
     expect(parseScenario(GOOD, "scenarios/probe.yaml").assertions).toEqual([{ reply_contains: "done", because: "the turn ends" }]);
   });
+  it("the PM probe loads, its launched session with it", () => {
+    const s = parseScenario(PM, "scenarios/probe.yaml");
+    expect(s.launches.map((l) => [l.harness, l.instance.instance, l.instance.launchedBy, l.assertions])).toEqual([["claude-code", "acme-coder", "acme-pm", [{ reply_contains: "done" }]]]);
+  });
+  it.each([
+    ["launches from a session that may not launch", PM.replace("{ ref: claude-pm }", "{ ref: pi-coder }"), "scenarios/probe.yaml:11: launches: the instance acme-coder does not hold the launch action"],
+    ["an unknown key in a launched session", PM.replace("  - harness: claude-code", "  - harness: claude-code\n    harnes: pi"), "scenarios/probe.yaml:13: launches[0].harnes: not a field here (a typo?) [bad-scenario]"],
+    ["a launched harness its instance does not run", PM.replace("  - harness: claude-code", "  - harness: pi"), "scenarios/probe.yaml:12: launches[0].harness: the instance's vars.harness is claude-code"],
+    ["a launched session without a model", PM.replace(/    model:\n      turns:\n        - text: done\n/, ""), "scenarios/probe.yaml:12: launches[0].model: the claude-code harness needs a model script [missing-field]"],
+    ["a launched session asserting nothing", PM.replace("    assertions:\n      - reply_contains: done\n", "    assertions: []\n"), "launches[0].assertions: a launched session asserts something"],
+    ["a placeholder typo in a launched model", PM.replace("        - text: done", "        - text: \"{{main_rnu}}\""), "scenarios/probe.yaml:16: launches[0].model.turns[0].text: {{main_rnu}} is not a placeholder the runner fills"],
+    ["a file assertion of a launched session on a non-path", PM.replace("      - reply_contains: done", "      - file_absent: \"{{trap_port}}/x\""), "launches[0].assertions[0].file_absent: {{trap_port}} is not a path"],
+    ["a second launched session of one instance", PM + PM.slice(PM.indexOf("launches:\n") + 10), "launches[1].instance: a second launched session of instance acme-coder"],
+    ["trap_untouched in a launched session with no trap", PM.replace("      - reply_contains: done", "      - trap_untouched: true"), "launches[0].assertions[0].trap_untouched: no trap to be touched"],
+    ["an unknown break knob in a launched session", PM.replace("    assertions:\n      - reply", "    break: { launch_socket: open }\n    assertions:\n      - reply"), "launches[0].break.launch_socket: Invalid input"],
+  ])("%s", (_what, text, expected) => {
+    expect(formatScenarioError(errorOf(text))).toContain(expected);
+  });
   it.each([
     ["an unknown key at the top", GOOD.replace("harness: pi", "harness: pi\nharnes: pi"), "scenarios/probe.yaml:5: harnes: not a field here (a typo?) [bad-scenario]"],
     ["an unknown key in an assertion", GOOD.replace("    because: the turn ends", "    becuase: the turn ends"), "scenarios/probe.yaml:14: assertions[0].becuase: not a field here (a typo?) [bad-scenario]"],
@@ -98,6 +128,19 @@ describe("the loader names file, line and field", () => {
   });
 });
 
+describe("which declared session answers a launch", () => {
+  const [coder] = parseScenario(PM, "scenarios/probe.yaml").launches;
+  const l = (over: Partial<{ by: string; run: string; instance: string }> = {}) => ({ by: "probe", run: "run", instance: "acme-coder", message: "go", ...over });
+  it.each([
+    ["the declared instance, from the launcher's run", l(), new Set(), { kind: "serve", spec: coder }],
+    ["an instance nobody declared", l({ instance: "acme-qa" }), new Set(), { kind: "stray", why: "probe launched acme-qa, which the scenario does not declare under launches" }],
+    ["a second launch of one instance", l(), new Set([coder]), { kind: "stray", why: "probe launched acme-coder a second time" }],
+    ["a launch from another run (a launched session's own)", l({ run: "run-1", by: "acme-coder" }), new Set(), { kind: "stray", why: "run run-1 launched acme-coder: only the main session's launches are served" }],
+  ])("%s", (_what, launch, served, want) => {
+    expect(matchLaunch(launch, "run", [coder!], served as Set<typeof coder & {}>)).toEqual(want);
+  });
+});
+
 // Hand-built evidence: each assertion kind passes, fails, and is unobserved where it can be.
 const SECRET = "stand-in-value-abc";
 const body = (results: string[]) => JSON.stringify({ messages: [{ role: "user", content: "go" }, { role: "user", content: results.map((r, i) => ({ type: "tool_result", tool_use_id: `t${i}`, content: r })) }] });
@@ -118,6 +161,7 @@ const base = (): Evidence => ({
   exit: 0,
   transcripts: { "/run/home/.claude/projects/x/s.jsonl": '{"type":"user"}' },
   trapConnections: 0,
+  argv: ["bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind", "/b/launch.sock", "/b/launch.sock", "--", "node"],
   standIns: [SECRET],
 });
 // A conversation with its tool calls: each tool_use answered by a tool_result of the same id.
@@ -197,6 +241,11 @@ const CASES: Case[] = [
   ["trap reached", { trap_untouched: true }, (e) => ({ ...e, trapConnections: 2 }), "fail"],
   ["no trap", { trap_untouched: true }, (e) => ({ ...e, trapConnections: null }), "unobserved"],
   ["a leak in a transcript", { no_standin_leak: true }, (e) => ({ ...e, transcripts: { "/run/home/t.jsonl": `{"cat":"${SECRET}"}` } }), "fail"],
+  ["launch socket bound", { launch_socket_bound: true }, same, "pass"],
+  ["launch socket not bound, as wanted", { launch_socket_bound: false }, (e) => ({ ...e, argv: e.argv!.filter((t) => t !== "/b/launch.sock" && t !== "--ro-bind") }), "pass"],
+  ["launch socket bound, wanted not", { launch_socket_bound: false }, same, "fail"],
+  ["launch socket wanted, not bound", { launch_socket_bound: true }, (e) => ({ ...e, argv: ["bwrap", "--ro-bind", "/b/launch.sock.other", "/x", "--", "node"] }), "fail"],
+  ["never launched: no argv", { launch_socket_bound: false }, (e) => ({ ...e, argv: null }), "unobserved"],
   ["egress refused", { egress_refused: { method: "GET", path: "/v1/models" } }, same, "pass"],
   ["egress allowed it", { egress_refused: { path: "/v1/messages" } }, same, "fail"],
   ["egress never saw it", { egress_refused: { path: "/v1/files" } }, same, "unobserved"],
@@ -205,7 +254,7 @@ const CASES: Case[] = [
 
 describe("judging an assertion over evidence", () => {
   it.each(CASES)("%s", (_what, a, edit, want) => {
-    const v = judge(a, edit(base()), { secret: SECRET });
+    const v = judge(a, edit(base()), { secret: SECRET, launch_socket: "/b/launch.sock" });
     expect(v.verdict, v.detail).toBe(want);
     expect(v.detail.length).toBeGreaterThan(0);
   });
@@ -224,7 +273,7 @@ describe("judging an assertion over evidence", () => {
 
 const result = (name: string, verdicts: VerdictKind[], problem: string | null = null): ScenarioResult => ({
   name, harness: "pi", seconds: 1.5, problem, runDir: `/runs/${name}`,
-  assertions: verdicts.map((v, i) => ({ label: `reply_contains x${i}`, because: null, verdict: v, detail: `d${i}` })),
+  assertions: verdicts.map((v, i) => ({ session: name, label: `reply_contains x${i}`, because: null, verdict: v, detail: `d${i}` })),
   verdict: verdicts.every((v) => v === "pass") ? "pass" : "fail",
 });
 
@@ -254,6 +303,7 @@ describe("the report", () => {
 describe("mosaic-harness run's arguments", () => {
   it.each([
     [["run"], { kind: "run", paths: [], only: null, json: false, junit: null, repeat: 1 }],
+    [["run", "--only", "a", "--only", "b,c"], { kind: "run", paths: [], only: ["a", "b", "c"], json: false, junit: null, repeat: 1 }],
     [["run", "scenarios/x.yaml", "--only", "a,b", "--json", "--junit", "r.xml", "--repeat", "3"], { kind: "run", paths: ["scenarios/x.yaml"], only: ["a", "b"], json: true, junit: "r.xml", repeat: 3 }],
     [["run", "--repeat", "0"], { kind: "usage-error", message: "run: --repeat needs a whole number from 1 to 100, got 0" }],
     [["run", "--repeat"], { kind: "usage-error", message: "run: --repeat needs a whole number from 1 to 100, got nothing" }],

@@ -44,7 +44,7 @@ function parseRunArgs(rest: readonly string[]): CliCommand {
       const v = value();
       const ids = v?.split(",").filter((s) => s !== "") ?? [];
       if (ids.length === 0) return { kind: "usage-error", message: "run: --only needs a comma-separated list of scenario names" };
-      cmd.only = ids;
+      cmd.only = [...(cmd.only ?? []), ...ids]; // repeated, each adds
     } else if (a === "--junit") {
       const v = value();
       if (v === null) return { kind: "usage-error", message: "run: --junit needs a file" };

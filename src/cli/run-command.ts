@@ -6,7 +6,7 @@ import { REPO_ROOT } from "../conformance/golden.ts";
 import { checkoutProblem } from "../conformance/live-gate.ts";
 import { formatScenarioError, loadScenario, ScenarioError, scenarioFiles, type Scenario } from "../conformance/scenario/load.ts";
 import { renderJunit, renderSummary, renderTable, type ScenarioRuns } from "../conformance/scenario/report.ts";
-import { runScenario } from "../conformance/scenario/run.ts";
+import { harnessesOf, runScenario } from "../conformance/scenario/run.ts";
 import { readHostFacts } from "../host/host-facts.ts";
 import { sandboxProblem } from "../host/sandbox-probe.ts";
 import type { CliCommand } from "./args.ts";
@@ -50,11 +50,11 @@ export async function runCommand(cmd: RunCommand): Promise<number> {
   const progress = (line: string) => (cmd.json ? process.stderr : process.stdout).write(line);
   const all: ScenarioRuns[] = [];
   for (const s of scenarios) {
-    const runs: ScenarioRuns = { name: s.name, harness: s.harness, runs: [] };
+    const runs: ScenarioRuns = { name: s.name, harness: harnessesOf(s), runs: [] };
     for (let k = 1; k <= cmd.repeat; k++) {
       const r = await runScenario(s, { id: cmd.repeat === 1 ? s.name : `${s.name}.${k}` });
       runs.runs.push(r);
-      progress(`${r.verdict === "pass" ? "ok  " : "FAIL"} ${s.name} (${s.harness}${cmd.repeat > 1 ? `, run ${k}/${cmd.repeat}` : ""}) ${r.seconds.toFixed(1)} s\n`);
+      progress(`${r.verdict === "pass" ? "ok  " : "FAIL"} ${s.name} (${r.harness}${cmd.repeat > 1 ? `, run ${k}/${cmd.repeat}` : ""}) ${r.seconds.toFixed(1)} s\n`);
     }
     all.push(runs);
   }

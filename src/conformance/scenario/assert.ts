@@ -94,6 +94,14 @@ function leaks(ev: Evidence): string[] {
   return out;
 }
 
+const BIND_FLAGS = new Set(["--bind", "--ro-bind", "--bind-try", "--ro-bind-try", "--dev-bind", "--dev-bind-try"]);
+
+/** The bind of an argv whose source or destination is `path`, as `flag source dest`; null when none. */
+function bindOf(argv: readonly string[], path: string): string | null {
+  const k = argv.findIndex((t, i) => BIND_FLAGS.has(t) && (argv[i + 1] === path || argv[i + 2] === path));
+  return k < 0 ? null : argv.slice(k, k + 3).join(" ");
+}
+
 function matches(want: Record<string, unknown>, got: Record<string, unknown> | null): boolean {
   return Object.entries(want).every(([k, v]) => JSON.stringify(got?.[k]) === JSON.stringify(v));
 }
@@ -166,6 +174,14 @@ export function judge(a: Assertion, ev: Evidence, values: Readonly<Record<string
       const hit = replies.find((r) => r.startsWith("The turn failed:") && r.includes(why));
       if (hit !== undefined) return pass(JSON.stringify(hit.slice(0, 120)));
       return allReplies ? fail(`no failed turn among ${replies.length} replies`) : unobserved("no failed turn seen, and some replies never came");
+    }
+    case "launch_socket_bound": {
+      if (ev.argv === null) return unobserved("the session never launched: no bwrap argv");
+      const sock = values.launch_socket;
+      if (sock === undefined) return unobserved("the run named no launch socket");
+      const bind = bindOf(ev.argv, sock);
+      if (raw === true) return bind !== null ? pass(bind) : fail(`no bind of ${sock} among ${ev.argv.length} argv items`);
+      return bind === null ? pass(`no bind of ${sock} among ${ev.argv.length} argv items`) : fail(bind);
     }
     case "egress_refused": {
       if (ev.egress === null) return unobserved("no egress log: the session had no model proxy");

@@ -23,6 +23,8 @@ export interface Evidence {
   transcripts: Readonly<Record<string, string>>;
   /** Connections the network trap accepted; null when the scenario set none. */
   trapConnections: number | null;
+  /** The session's bwrap argv; null when it never launched. */
+  argv: readonly string[] | null;
   /** Every stand-in value planted for the run (the secret, the host's credential canary). */
   standIns: readonly string[];
 }

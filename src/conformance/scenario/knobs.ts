@@ -8,7 +8,7 @@ import type { Bind } from "../../core/sandbox/types.ts";
 import type { PreparedLaunch } from "../../host/launcher.ts";
 import { withoutFlags } from "../live-session.ts";
 import { withBinds, type RuntimeWorld } from "../runtime-world.ts";
-import type { Scenario } from "./load.ts";
+import type { LaunchedSession } from "./load.ts";
 import type { GateFault } from "./schema.ts";
 
 type SessionFile = PreparedLaunch["session"]["sessionFile"];
@@ -30,11 +30,15 @@ function gateFlagValue(p: PreparedLaunch, harness: "pi" | "claude-code"): string
 }
 
 /** The break knobs, applied on purpose. */
-export function applyBreak(s: Scenario, w: RuntimeWorld, p: PreparedLaunch): PreparedLaunch {
+export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunch): PreparedLaunch {
   let out = p;
   if (s.break.expose_stand_ins) {
     const files = Object.values(w.stand.files);
     out = withBinds(out, (t: Bind[]) => [...t.slice(0, -1), ...files.map((f): Bind => ({ source: f, inside: f, mode: "ro", why: "broken on purpose", row: "runner-file" })), t.at(-1)!]);
+  }
+  if (s.break.launch_socket === "bound" && !out.session.binds.some((b) => b.row === "launch-socket")) {
+    const sock = w.broker.launchSocket;
+    out = withBinds(out, (t: Bind[]) => [...t.slice(0, -1), { source: sock, inside: sock, mode: "ro", why: "broken on purpose", row: "launch-socket" }, t.at(-1)!]);
   }
   if (s.break.gate === "unhooked" && s.harness !== "fake") out = withArgv(out, (argv) => withoutFlags(argv, [[GATE_FLAG[s.harness as "pi" | "claude-code"], gateFlagValue(out, s.harness as "pi" | "claude-code")]]));
   if (s.break.drop_flags !== undefined) out = withArgv(out, (argv) => withoutFlags(argv, s.break.drop_flags!));
@@ -72,7 +76,7 @@ function faultGatePath(ws: string, harness: "pi" | "claude-code", mode: GateFaul
 }
 
 /** The fault knobs: the gate's file replaced by a missing, crashing or hanging one; TMPDIR made unwritable. */
-export function applyFault(s: Scenario, ws: string, repo: string, p: PreparedLaunch): PreparedLaunch {
+export function applyFault(s: LaunchedSession, ws: string, repo: string, p: PreparedLaunch): PreparedLaunch {
   let out = p;
   const mode = s.fault.gate;
   if (mode !== undefined && s.harness !== "fake") {

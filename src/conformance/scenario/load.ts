@@ -7,6 +7,7 @@ import { LineCounter, parseDocument, parse as parseYaml, type Document } from "y
 import type { z } from "zod";
 import { MosaicError, isMosaicError } from "../../core/errors.ts";
 import { formatPath, parseInstance } from "../../core/launch/instance.ts";
+import { heldActions } from "../../core/tools/catalog.ts";
 import { REPO_ROOT } from "../golden.ts";
 import { loadModelScript, type ModelScript } from "../model-script/format.ts";
 import { placeholderProblem, placeholdersIn, SCENARIO_PLACEHOLDERS, type PlaceholderName } from "./placeholders.ts";
@@ -14,6 +15,7 @@ import {
   ASSERTION_KINDS,
   InlineInstanceSchema,
   InstanceRefSchema,
+  LaunchedOuterSchema,
   ScenarioOuterSchema,
   assertionSchema,
   type Assertion,
@@ -37,6 +39,13 @@ export interface LoadedSession {
   model: ModelScript | null;
 }
 
+/** A session the scenario's main one launches, with its own knobs and assertions. */
+export interface LaunchedSession extends LoadedSession {
+  break: Break;
+  fault: Fault;
+  assertions: Assertion[];
+}
+
 export interface Scenario extends LoadedSession {
   file: string;
   name: string;
@@ -51,6 +60,8 @@ export interface Scenario extends LoadedSession {
   break: Break;
   fault: Fault;
   assertions: Assertion[];
+  /** Started by the runner's launch service when the main session's launch call names one's instance. */
+  launches: LaunchedSession[];
 }
 
 /** A scenario that does not load: the file, the 1-based line (null when none applies) and the field. */
@@ -185,19 +196,34 @@ function loadAssertion(c: Checker, value: unknown, at: Path): Assertion {
   return c.check(assertionSchema(kind[0] as AssertionKind), value, at) as Assertion;
 }
 
-/** What the fields say together: checks no single field's schema can make. */
-function checkTogether(c: Checker, s: Scenario): void {
+/** What one session's fields say together; `at` is where the session stands in the file. */
+function checkSession(c: Checker, s: LaunchedSession, at: Path, networkTrap: boolean): void {
   if (s.harness === "fake") {
-    for (const k of ["gate", "drop_flags"] as const) if (s.break[k] !== undefined) c.fail(["break", k], "the fake harness has no gate and no adapter flags to remove");
-    for (const k of ["gate", "tmpdir"] as const) if (s.fault[k] !== undefined) c.fail(["fault", k], "the fake harness has no gate and no harness TMPDIR to break");
+    for (const k of ["gate", "drop_flags"] as const) if (s.break[k] !== undefined) c.fail([...at, "break", k], "the fake harness has no gate and no adapter flags to remove");
+    for (const k of ["gate", "tmpdir"] as const) if (s.fault[k] !== undefined) c.fail([...at, "fault", k], "the fake harness has no gate and no harness TMPDIR to break");
   }
   for (const [i, a] of s.assertions.entries()) {
-    if ("trap_untouched" in a && !s.networkTrap) c.fail(["assertions", i, "trap_untouched"], "no trap to be touched: set network_trap: true");
+    if ("trap_untouched" in a && !networkTrap) c.fail([...at, "assertions", i, "trap_untouched"], "no trap to be touched: set network_trap: true");
   }
   // A check over what the model saw needs a model; on the fake harness it could only be unobserved.
   for (const [i, a] of s.assertions.entries()) {
     const kind = Object.keys(a).find((k) => k !== "because") as AssertionKind;
-    if (s.model === null && (kind.startsWith("tool_result_") || kind.startsWith("request_"))) c.fail(["assertions", i, kind], `${kind} reads what the model saw; the ${s.harness} harness has none`);
+    if (s.model === null && (kind.startsWith("tool_result_") || kind.startsWith("request_"))) c.fail([...at, "assertions", i, kind], `${kind} reads what the model saw; the ${s.harness} harness has none`);
+  }
+}
+
+/** What the fields say together: checks no single field's schema can make. */
+function checkTogether(c: Checker, s: Scenario): void {
+  checkSession(c, s, [], s.networkTrap);
+  // A launch is answered by the instance it names; the main session must be one that may launch.
+  if (s.launches.length > 0 && !heldActions(s.instance.actions).includes("launch")) c.fail(["launches"], `the instance ${s.instance.instance} does not hold the launch action: its launch calls are refused before any launch`);
+  const names = new Set<string>();
+  for (const [i, l] of s.launches.entries()) {
+    checkSession(c, l, ["launches", i], s.networkTrap);
+    const name = l.instance.instance;
+    if (name === s.name) c.fail(["launches", i, "instance"], `the main session's instance is named ${s.name} in the run; a launched one needs another name`);
+    if (names.has(name)) c.fail(["launches", i, "instance"], `a second launched session of instance ${name}: a launch call names one`);
+    names.add(name);
   }
 }
 
@@ -207,19 +233,29 @@ function keysOf(value: unknown, at: Path): Array<[string, Path]> {
   return tables.flatMap(([t, p]) => (typeof t === "object" && t !== null ? Object.keys(t).map((k): [string, Path] => [k, [...p, k]]) : []));
 }
 
+/** The placeholders in one part of the scenario; `assertions` names where an assertion list starts, for the file_* rule. */
+function checkStrings(c: Checker, value: unknown, at: Path, where: "model" | "assertions" | "other"): void {
+  for (const [s, p] of [...stringsOf(value, at), ...keysOf(value, at)]) {
+    for (const name of placeholdersIn(s)) {
+      const problem = placeholderProblem(name, where);
+      if (problem !== null) c.fail(p, problem, "bad-placeholder");
+    }
+    // p is [...at, index, kind, ...]: a file_* assertion's path starts at a path placeholder or /.
+    if (where === "assertions" && p.length >= at.length + 2 && /^file_/.test(String(p[at.length + 1]))) {
+      const first = /^\{\{([^{}]*)\}\}/.exec(s)?.[1];
+      if (first !== undefined && !SCENARIO_PLACEHOLDERS[first as PlaceholderName]?.path) c.fail(p, `{{${first}}} is not a path; a host file starts with / or a path placeholder`);
+    }
+  }
+}
+
 /** Every placeholder in the scenario stands where the runner fills it. */
 function checkPlaceholders(c: Checker, raw: Record<string, unknown>): void {
-  for (const [key, where] of [["model", "model"], ["workspace", "other"], ["run_files", "other"], ["messages", "other"], ["assertions", "assertions"]] as const) {
-    for (const [s, at] of [...stringsOf(raw[key], [key]), ...keysOf(raw[key], [key])]) {
-      for (const name of placeholdersIn(s)) {
-        const problem = placeholderProblem(name, where);
-        if (problem !== null) c.fail(at, problem, "bad-placeholder");
-      }
-      if (key === "assertions" && at.length >= 3 && /^file_/.test(String(at[2]))) {
-        const first = /^\{\{([^{}]*)\}\}/.exec(s)?.[1];
-        if (first !== undefined && !SCENARIO_PLACEHOLDERS[first as PlaceholderName]?.path) c.fail(at, `{{${first}}} is not a path; a host file starts with / or a path placeholder`);
-      }
-    }
+  for (const [key, where] of [["model", "model"], ["workspace", "other"], ["run_files", "other"], ["messages", "other"], ["assertions", "assertions"]] as const) checkStrings(c, raw[key], [key], where);
+  const launches = Array.isArray(raw.launches) ? (raw.launches as unknown[]) : [];
+  for (const [i, l] of launches.entries()) {
+    const r = (typeof l === "object" && l !== null ? l : {}) as Record<string, unknown>;
+    checkStrings(c, r.model, ["launches", i, "model"], "model");
+    checkStrings(c, r.assertions, ["launches", i, "assertions"], "assertions");
   }
 }
 
@@ -244,6 +280,12 @@ export function parseScenario(text: string, file: string, opts: LoadOptions = {}
   const main = loadSession(c, r, [], instancesDir);
   checkPlaceholders(c, r);
   const assertions = (r.assertions as unknown[]).map((a, i) => loadAssertion(c, a, ["assertions", i]));
+  const launches = (outer.launches ?? []).map((raw, i): LaunchedSession => {
+    const at = ["launches", i];
+    const l = c.check(LaunchedOuterSchema, raw, at);
+    const doc = raw as Record<string, unknown>;
+    return { ...loadSession(c, doc, at, instancesDir), break: l.break ?? {}, fault: l.fault ?? {}, assertions: (doc.assertions as unknown[]).map((a, j) => loadAssertion(c, a, [...at, "assertions", j])) };
+  });
   const scenario: Scenario = {
     file,
     name: outer.name,
@@ -258,6 +300,7 @@ export function parseScenario(text: string, file: string, opts: LoadOptions = {}
     break: outer.break ?? {},
     fault: outer.fault ?? {},
     assertions,
+    launches,
   };
   checkTogether(c, scenario);
   return scenario;

@@ -18,6 +18,7 @@ export type Harness = keyof typeof HARNESSES;
 export const BREAK_KNOBS = {
   gate: "unhooked: the gate is not configured (Pi without its -e extension, Claude Code without its --settings file and so without its PreToolUse hook)",
   expose_stand_ins: "true: every planted stand-in is bound read-only into the sandbox at its own path",
+  launch_socket: "bound: the launch socket is bound read-only into the sandbox whatever the role may do",
   drop_flags: "adapter flags dropped from the harness's argv: a flag, or [flag, value] for a flag and its value (--restricted, -nc, [--setting-sources, \"\"])",
 } as const;
 
@@ -83,6 +84,7 @@ export const ASSERTION_KINDS = {
     what: "the egress proxy refused a request matching every field given, and allowed none that matches",
   },
   trap_untouched: { value: z.literal(true), what: "the scenario's network trap (network_trap: true) saw no connection" },
+  launch_socket_bound: { value: z.boolean(), what: "the session's bwrap argv binds the launch socket (true) or does not (false): the plan, beside a probe from inside that shows the effect" },
 } as const;
 export type AssertionKind = keyof typeof ASSERTION_KINDS;
 export const ASSERTION_KIND_NAMES = Object.keys(ASSERTION_KINDS) as AssertionKind[];
@@ -98,7 +100,7 @@ export function assertionSchema(kind: AssertionKind): z.ZodType {
   return z.strictObject({ [kind]: ASSERTION_KINDS[kind].value, because: Because }).describe(ASSERTION_KINDS[kind].what);
 }
 
-export const AssertionSchema = z.union(ASSERTION_KIND_NAMES.map(assertionSchema) as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]);
+export const AssertionSchema = z.union(ASSERTION_KIND_NAMES.map(assertionSchema) as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]).meta({ id: "assertion", description: "one assertion: exactly one kind, and an optional because" });
 
 // The model script, as loadModelScript takes it; the loader checks it with loadModelScript itself.
 const ToolUse = z.strictObject({ tool_use: z.strictObject({ name: z.string().regex(TOOL_NAME), input: z.record(z.string(), z.unknown()) }) });
@@ -114,12 +116,12 @@ const Branch = z.strictObject({
   },
 });
 const Reply: z.ZodType = z.union([ToolUse, TextReply, Template, Branch]).meta({ id: "reply", description: "one reply of the scripted model" });
-export const ModelScriptSchema = z.strictObject({ turns: z.array(Reply).min(1) }).describe("the scripted model: one reply per model call, in order (docs/scripted-api.md)");
+export const ModelScriptSchema = z.strictObject({ turns: z.array(Reply).min(1) }).meta({ id: "model", description: "the scripted model: one reply per model call, in order (docs/scripted-api.md)" });
 
 /** A resolved instance inline, without workspace and run: the runner gives each run its own. */
 export const InlineInstanceSchema = InstanceSchema.omit({ workspace: true, run: true });
 export const InstanceRefSchema = z.strictObject({ ref: z.string().regex(NAME, "a file name under scenarios/instances/, without .yaml") }).describe("an instance from scenarios/instances/<ref>.yaml");
-const Instance = z.union([InstanceRefSchema, InlineInstanceSchema]);
+const Instance = z.union([InstanceRefSchema, InlineInstanceSchema]).meta({ id: "instance", description: "a resolved instance, inline or {ref}" });
 
 const HarnessSchema = z.enum(Object.keys(HARNESSES) as [Harness, ...Harness[]]);
 
@@ -127,6 +129,7 @@ export const BreakSchema = z
   .strictObject({
     gate: z.literal("unhooked").optional().describe(BREAK_KNOBS.gate),
     expose_stand_ins: z.literal(true).optional().describe(BREAK_KNOBS.expose_stand_ins),
+    launch_socket: z.literal("bound").optional().describe(BREAK_KNOBS.launch_socket),
     drop_flags: z.array(z.union([z.string().regex(/^-/, "a flag, starting with -"), z.tuple([z.string().regex(/^-/, "a flag, starting with -"), z.string()])])).min(1).optional().describe(BREAK_KNOBS.drop_flags),
   })
   .describe("a positive control: a protection removed on purpose");
@@ -140,8 +143,20 @@ export const FaultSchema = z
   .describe("a failure made on purpose, to show the confinement fails closed");
 export type Fault = z.infer<typeof FaultSchema>;
 
+/** A session the main one launches: started by the runner's launch service when the main session's launch call names its instance. */
+function launchedShape(instance: z.ZodType, model: z.ZodType, assertion: z.ZodType) {
+  return z.strictObject({
+    harness: HarnessSchema.describe("the harness the launched session runs"),
+    instance: instance.describe("its resolved instance, inline or {ref}; a launch call whose args.instance is this instance's name starts it, with launchedBy the caller"),
+    model: model.optional().describe("its scripted model (docs/scripted-api.md); not for the fake harness"),
+    break: BreakSchema.optional(),
+    fault: FaultSchema.optional(),
+    assertions: z.array(assertion).min(1, "a launched session asserts something").describe("what must hold of the launched session after the run, judged over its own evidence"),
+  });
+}
+
 /** The scenario's shape with its instance, model script and assertions as given: the loader checks those one at a time. */
-function scenarioShape(instance: z.ZodType, model: z.ZodType, assertion: z.ZodType) {
+function scenarioShape(instance: z.ZodType, model: z.ZodType, assertion: z.ZodType, launched: z.ZodType) {
   return z.strictObject({
     name: z.string().regex(NAME, "lower-case letters, digits and -").describe("the scenario's name: its file's name without .yaml"),
     description: z.string().min(1).describe("what the scenario proves"),
@@ -166,15 +181,17 @@ function scenarioShape(instance: z.ZodType, model: z.ZodType, assertion: z.ZodTy
     break: BreakSchema.optional(),
     fault: FaultSchema.optional(),
     assertions: z.array(assertion).min(1, "a scenario asserts something").describe("what must hold after the run"),
+    launches: z.array(launched).min(1).optional().describe("sessions this one may launch through its launch tool; each has its own model and assertions"),
   });
 }
 
 /** The whole format, for the JSON Schema and for typing. */
-export const ScenarioSchema = scenarioShape(Instance, ModelScriptSchema, AssertionSchema).meta({ title: "mosaic-harness scenario", description: "A conformance scenario: docs/scenarios.md" });
+export const ScenarioSchema = scenarioShape(Instance, ModelScriptSchema, AssertionSchema, launchedShape(Instance, ModelScriptSchema, AssertionSchema)).meta({ title: "mosaic-harness scenario", description: "A conformance scenario: docs/scenarios.md" });
 
 /** The loader's first pass: everything but the instance, model script and assertions, which it checks one at a time. */
 const Present = z.custom<unknown>((v) => v !== undefined, "missing");
-export const ScenarioOuterSchema = scenarioShape(Present, Present, Present);
+export const LaunchedOuterSchema = launchedShape(Present, Present, Present);
+export const ScenarioOuterSchema = scenarioShape(Present, Present, Present, z.unknown());
 
 /** The JSON Schema `npm run schema` writes to scenarios/scenario.schema.json. */
 export function renderScenarioSchema(): string {

@@ -1,0 +1,178 @@
+// One session of a scenario, from its launch to its evidence: its own scripted API, the real
+// launcher and runner in bwrap, the knobs applied, its files hashed once the launch has written the
+// bundle, then its messages and, at the end, everything judged later: replies, requests, the
+// broker's record of its run, the egress log, stderr, its HOME and session files, its argv.
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { ResolvedInstance } from "../../core/launch/instance.ts";
+import type { EgressRecord } from "../../core/network/egress.ts";
+import { egressLogPath } from "../../host/model-proxy.ts";
+import type { Session } from "../../host/launcher.ts";
+import { REPO_ROOT } from "../golden.ts";
+import { claudeProjectSlug } from "../memory-probe.ts";
+import { fillPlaceholders } from "../model-script/format.ts";
+import { prepareLaunch, start, waitClaimed, type RuntimeWorld } from "../runtime-world.ts";
+import { startScriptedApi, type ScriptedApi } from "../scripted-api.ts";
+import type { Evidence } from "./evidence.ts";
+import { applyBreak, applyFault } from "./knobs.ts";
+import type { LaunchedSession } from "./load.ts";
+import { SCENARIO_PLACEHOLDERS, type PlaceholderName } from "./placeholders.ts";
+
+const MESSAGE_TIMEOUT_MS = 90_000;
+
+export type Values = Record<PlaceholderName, string>;
+
+/** A session's placeholder values, every name of SCENARIO_PLACEHOLDERS. */
+export function valuesOf(w: RuntimeWorld, at: { workspace: string; run: string; mainWorkspace: string; mainRun: string }, extra: { trapPort: number | null; canary: string }): Values {
+  const home = join(at.run, "home");
+  return {
+    workspace: at.workspace, run: at.run, home, main_workspace: at.mainWorkspace, main_run: at.mainRun, launch_socket: w.broker.launchSocket,
+    repo: REPO_ROOT, data_root: w.data, founder_home: w.stand.founderHome,
+    workspace_slug: claudeProjectSlug(at.workspace), trap_port: String(extra.trapPort ?? 0), canary: extra.canary,
+    ssh_key: w.stand.files.sshKey, secrets_env: w.stand.files.secretsEnv,
+    secrets_env_via_home: `~/${relative(home, w.stand.files.secretsEnv)}`,
+    mosaic_state: w.stand.files.mosaicState, git_credentials: w.stand.files.gitCredentials,
+    other_workspace: w.stand.files.otherWorkspace, secret: w.stand.secret,
+  };
+}
+
+export const sha256 = (f: string): string | null => (existsSync(f) ? createHash("sha256").update(readFileSync(f)).digest("hex") : null);
+
+/** Every regular file under the directories, by path; a file over 1 MiB is read as its first MiB. */
+function readTree(dirs: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    if (!existsSync(d)) return;
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const f = join(d, e.name);
+      if (e.isDirectory()) walk(f);
+      else if (e.isFile()) out[f] = readFileSync(f).subarray(0, 1 << 20).toString("utf8");
+    }
+  };
+  for (const d of dirs) walk(d);
+  return out;
+}
+
+export interface SessionSetup {
+  w: RuntimeWorld;
+  spec: LaunchedSession;
+  /** The resolved instance: its workspace, run and launchedBy set by the caller. */
+  instance: ResolvedInstance;
+  values: Values;
+  hostEnv: Record<string, string>;
+  turnTimeoutSeconds: number;
+  /** The host files its file_* assertions name, hashed once the launch has written its run directory. */
+  fileKeys: readonly string[];
+  event: (what: string, extra?: object) => void;
+  /** Runs after the launch has written the run directory, before the files are hashed (run_files). */
+  afterStart?: () => void;
+}
+
+/** What a session leaves once stopped: its part of the evidence, and a problem when it could not be run. */
+export type SessionEvidence = Omit<Evidence, "trapConnections" | "standIns">;
+
+export interface SessionRun {
+  /** Sends one message from `from` and waits for its RESULT; a runner that exited, or the timeout, ends the wait with none. */
+  ask(body: string, from: string): Promise<string | null>;
+  /** Stops the session and collects its evidence, writing its logs under `out`. Never throws. */
+  finish(out: string): Promise<SessionEvidence>;
+}
+
+/** Launches the session and waits for its claim; on any failure nothing is left running and the error is thrown. */
+export async function startSessionRun(st: SessionSetup): Promise<SessionRun> {
+  const { w, spec, instance, values } = st;
+  const runDir = join(w.data, "runs", instance.run);
+  const replies: Array<string | null> = [];
+  const files: Record<string, { before: string | null; after: string | null }> = {};
+  let api: ScriptedApi | null = null;
+  let session: Session | null = null;
+  let hadProxy = false;
+  let over = false;
+  const stopAll = async () => {
+    const end = session === null ? null : await session.stop();
+    await api?.stop();
+    return end;
+  };
+  try {
+    // The fake harness gets a scripted API with no turns too: a model call from its shell is a recorded failure, never a call to the public API.
+    const scriptValues = Object.fromEntries(Object.entries(values).filter(([k]) => !SCENARIO_PLACEHOLDERS[k as PlaceholderName].assertionsOnly));
+    api = await startScriptedApi({ ...(spec.model !== null ? { script: fillPlaceholders(spec.model, scriptValues) } : {}), onFailure: (f) => st.event("model-failure", f) });
+    st.event("model-up", { url: api.url, turns: spec.model?.turns.length ?? 0 });
+    const req = w.request(instance, {
+      adapter: spec.harness === "fake" ? w.request(instance).adapter! : { kind: "harness" },
+      hostEnv: st.hostEnv,
+      timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: st.turnTimeoutSeconds },
+      modelUpstream: api.url,
+    });
+    const prepared = prepareLaunch(req);
+    if (prepared.kind === "refuse") throw new Error(`the launcher refused: ${prepared.code}: ${prepared.message}`);
+    const p = applyFault(spec, instance.workspace, REPO_ROOT, applyBreak(spec, w, prepared.prepared));
+    session = start(p);
+    hadProxy = p.session.sessionFile.model !== null;
+    st.event("launched", { run: instance.run, harness: spec.harness, launchedBy: instance.launchedBy, break: spec.break, fault: spec.fault });
+    st.afterStart?.();
+    // Hashed once the launch has written the bundle and session.json, before any message: nothing in the sandbox has acted yet.
+    for (const f of st.fileKeys) files[f] = { before: sha256(f), after: null };
+    await waitClaimed(w, session, instance.run);
+    void session.exited.then(() => (over = true));
+    st.event("claimed");
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+  const s = session;
+  return {
+    async ask(body, from) {
+      st.event("message", { n: replies.length + 1, from, body });
+      const id = w.broker.deliver(instance.instance, { from, body });
+      let reply: { body: string | null; why?: string } = { body: null, why: `no reply within ${MESSAGE_TIMEOUT_MS} ms` };
+      for (const t0 = Date.now(); Date.now() - t0 < MESSAGE_TIMEOUT_MS; ) {
+        const got = w.broker.sentTo(from).find((m) => m.kind === "result" && m.replyTo === id);
+        if (got !== undefined) {
+          reply = { body: got.body };
+          break;
+        }
+        if (over) {
+          reply = { body: null, why: "the runner exited before it replied" };
+          break;
+        }
+        await new Promise((ok) => setTimeout(ok, 25));
+      }
+      replies.push(reply.body);
+      st.event(reply.body === null ? "no-reply" : "reply", reply);
+      return reply.body;
+    },
+    async finish(out) {
+      mkdirSync(out, { recursive: true });
+      const end = await stopAll();
+      const stderr: string[] = [];
+      let exit: number | null = null;
+      if (end !== null) {
+        st.event("stopped", { reason: end.reason, end: end.end });
+        exit = end.end.kind === "code" ? end.end.code : null;
+        stderr.push(end.stderr);
+        writeFileSync(join(out, "runner.stderr"), end.stderr);
+      }
+      const turns = join(runDir, "turns");
+      if (existsSync(turns)) {
+        mkdirSync(join(out, "turns"), { recursive: true });
+        for (const n of readdirSync(turns).filter((n) => n.endsWith(".stderr")).sort()) {
+          copyFileSync(join(turns, n), join(out, "turns", n));
+          stderr.push(readFileSync(join(turns, n), "utf8"));
+        }
+      }
+      for (const f of st.fileKeys) files[f] = { before: files[f]?.before ?? null, after: sha256(f) };
+      const egressFile = egressLogPath(w.stateDir, instance.run);
+      // The proxy writes its log at its first request: a proxy that saw none leaves no file, and an empty log.
+      const egress = existsSync(egressFile) ? readFileSync(egressFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : hadProxy ? [] : null;
+      if (existsSync(egressFile)) copyFileSync(egressFile, join(out, "egress.jsonl"));
+      const broker = w.broker.records().filter((r) => r.run === instance.run);
+      const requests = api?.requests() ?? null;
+      writeFileSync(join(out, "requests.json"), JSON.stringify(requests ?? [], null, 2) + "\n");
+      // The capabilities were the stand-in broker's and are void now; they are still kept out of the record.
+      writeFileSync(join(out, "broker.json"), JSON.stringify(broker.map((r) => ({ ...r, cap: r.cap === null ? null : "<capability>" })), null, 2) + "\n");
+      return { replies, requests, broker, egress, stderr, files, exit, transcripts: readTree([join(runDir, "home"), join(runDir, "session")]), argv: s.plan.argv };
+    },
+  };
+}
