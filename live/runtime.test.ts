@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, writeFileSync, chmodSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
@@ -8,6 +8,7 @@ import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
 import { ask, launchAndClaim, makeRuntimeWorld, prepareLaunch, start, waitClaimed, withBinds, type RuntimeWorld } from "../src/conformance/runtime-world.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
+import { RUNNER_ENTRY } from "../src/core/session/plan-session.ts";
 import type { LaunchEnd, PreparedLaunch, Session } from "../src/host/launcher.ts";
 import { spawn } from "node:child_process";
 import { LaunchRegistry } from "../src/host/launch-registry.ts";
@@ -60,11 +61,13 @@ function prepared(name: string, example = "pi-coder", extra = {}): PreparedLaunc
   return p.prepared;
 }
 
+/** One check of a confined shell's table: prints `name yes` when the command succeeds, `name no` when not. */
+const t = (name: string, cmd: string) => `if ( ${cmd} ) >/dev/null 2>&1; then echo "${name} yes"; else echo "${name} no"; fi`;
+
 /** Seed 002's table of 20 checks, each printing `name yes|no`. */
 function seedChecks(p: PreparedLaunch): string {
   const run = p.session.spec.runDir;
   const ws = p.session.spec.workspace;
-  const t = (name: string, cmd: string) => `if ( ${cmd} ) >/dev/null 2>&1; then echo "${name} yes"; else echo "${name} no"; fi`;
   return [
     t("read-stand-in-env", `cat "${w.stand.files.secretsEnv}"`),
     t("read-mosaic", `cat "${w.stand.files.mosaicState}"`),
@@ -115,6 +118,29 @@ describe("the confined shell through the real runner (seed 002's 20 checks)", ()
     expect(Object.keys(got).length, "all 20 checks answered").toBe(20);
     expect(got).toEqual(CONFINED);
     expect(existsSync(join(w.data, "workspaces/acme/planted")), "nothing landed beside the workspace").toBe(false);
+  }, 60_000);
+
+  // The host's /dev would hand the session its devices and a shared /dev/shm; the host's /proc, every
+  // process's environ and cmdline. The session's own show neither.
+  it("its /dev and /proc are its own: a file put in /dev/shm never reaches the host's, pid 1 is the runner, and no host pid is there", async () => {
+    // runner-environ-readable: pid 1 is not dumpable, so even its own children cannot read its environ.
+    const p = prepared("seed-devproc");
+    const marker = `mosaic-devshm-${randomUUID()}`;
+    const s = start(p);
+    try {
+      await waitClaimed(w, s, p.session.sessionFile.run);
+      const got = answers(await ask(w, p.session.sessionFile.instance, [
+        t("dev-shm-write", `echo x > /dev/shm/${marker}`),
+        t("runner-is-pid-one", `tr '\\0' ' ' < /proc/1/cmdline | grep -q "${RUNNER_ENTRY}"`),
+        t("host-pid-seen", `test -e /proc/${process.pid}`),
+        t("runner-environ-readable", "cat /proc/1/environ"),
+      ].join("\n")));
+      expect(got).toEqual({ "dev-shm-write": "yes", "runner-is-pid-one": "yes", "host-pid-seen": "no", "runner-environ-readable": "no" });
+      expect(existsSync(`/dev/shm/${marker}`), "the session's /dev/shm is not the host's").toBe(false);
+    } finally {
+      await s.stop();
+      rmSync(`/dev/shm/${marker}`, { force: true });
+    }
   }, 60_000);
 
   it("breaking it on purpose: with the two stand-ins bound in, exactly their two checks fail", async () => {
