@@ -9,6 +9,9 @@ import { makeScratch } from "../src/conformance/scratch.ts";
 import { judge, type VerdictKind } from "../src/conformance/scenario/assert.ts";
 import type { Evidence } from "../src/conformance/scenario/evidence.ts";
 import { formatScenarioError, loadScenario, parseScenario, ScenarioError, scenarioFiles } from "../src/conformance/scenario/load.ts";
+import { gateHookCommand } from "../src/core/bundle/hook.ts";
+import type { PreparedLaunch } from "../src/host/launcher.ts";
+import { applyFault } from "../src/conformance/scenario/knobs.ts";
 import { matchLaunch } from "../src/conformance/scenario/launch-service.ts";
 import { renderJunit, renderSummary, renderTable } from "../src/conformance/scenario/report.ts";
 import type { ScenarioResult } from "../src/conformance/scenario/run.ts";
@@ -111,6 +114,8 @@ describe("the loader names file, line and field", () => {
     ["no messages", GOOD.replace("messages:\n  - body: go\n", ""), "scenarios/probe.yaml:2: messages: missing [missing-field]"],
     ["an empty needle", GOOD.replace("reply_contains: done", 'reply_contains: ""'), "an empty string is in everything"],
     ["a gate to break on the fake harness", FAKE.replace("assertions:", "break: { gate: unhooked }\nassertions:"), "break.gate: the fake harness has no gate"],
+    ["a hook timeout for Pi, which has no hook", GOOD.replace("assertions:", "fault: { gate_timeout_seconds: 2 }\nassertions:"), "fault.gate_timeout_seconds: only Claude Code's hook runs the gate under a timeout; the pi harness has none"],
+    ["a hook timeout as long as the shipped one", GOOD.replace("assertions:", "fault: { gate_timeout_seconds: 10 }\nassertions:"), "fault.gate_timeout_seconds: Too big"],
     ["a gate fault on the fake harness", FAKE.replace("assertions:", "fault: { gate: hang }\nassertions:"), "fault.gate: the fake harness has no gate"],
     ["an unknown gate fault", GOOD.replace("assertions:", "fault: { gate: slow }\nassertions:"), "scenarios/probe.yaml:12: fault.gate: Invalid option"],
     ["a flag to drop that is no flag", GOOD.replace("assertions:", "break: { drop_flags: [restricted] }\nassertions:"), "break.drop_flags[0]: a flag, starting with -"],
@@ -125,6 +130,20 @@ describe("the loader names file, line and field", () => {
     ["a duplicate key", GOOD.replace("harness: pi", "harness: pi\nharness: fake"), "[bad-yaml]"],
   ])("%s", (_what, text, expected) => {
     expect(formatScenarioError(errorOf(text))).toContain(expected);
+  });
+});
+
+describe("the hook timeout knob", () => {
+  const hook = gateHookCommand("/usr/bin/node", "/repo", "/run/bundle/policy.json", "/run/bundle/gate-compile-cache");
+  const prepared = (settings: string) => ({ launch: { bundle: { "settings.json": settings } }, session: { sessionFile: { adapter: { argv: [], env: {} } } } }) as unknown as PreparedLaunch;
+  const claude = (fault: object) => ({ ...parseScenario(GOOD, "scenarios/probe.yaml"), harness: "claude-code" as const, fault });
+  it("gives the shipped wrapper the knob's seconds, and changes nothing else", () => {
+    const settings = JSON.stringify({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: hook }] }] } });
+    const out = applyFault(claude({ gate_timeout_seconds: 2 }), "/ws", "/repo", prepared(settings)).launch.bundle["settings.json"]!;
+    expect(out).toBe(settings.replace("timeout -k 2 10 ", "timeout -k 1 2 "));
+  });
+  it("stops the run when settings.json has no shipped wrapper to shorten", () => {
+    expect(() => applyFault(claude({ gate_timeout_seconds: 2 }), "/ws", "/repo", prepared(JSON.stringify({ hooks: {} })))).toThrow("fault.gate_timeout_seconds: the bundle's settings.json has no hook under `timeout -k 2 10`");
   });
 });
 

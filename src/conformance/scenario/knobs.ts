@@ -4,6 +4,7 @@
 // closed. A real launch never does either: only the scenario runner edits a prepared launch.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { GATE_KILL_AFTER_SECONDS, GATE_TIMEOUT_SECONDS } from "../../core/bundle/hook.ts";
 import type { Bind } from "../../core/sandbox/types.ts";
 import type { PreparedLaunch } from "../../host/launcher.ts";
 import { withoutFlags } from "../live-session.ts";
@@ -95,6 +96,14 @@ export function applyFault(s: LaunchedSession, ws: string, repo: string, p: Prep
       if (settings === undefined || !settings.includes(gate)) throw new Error(`fault.gate: the bundle's settings.json has no hook running ${gate}`);
       out = { ...out, launch: { ...out.launch, bundle: { ...out.launch.bundle, "settings.json": settings.replaceAll(gate, file) } } };
     }
+  }
+  const seconds = s.fault.gate_timeout_seconds;
+  if (seconds !== undefined) {
+    const shipped = `timeout -k ${GATE_KILL_AFTER_SECONDS} ${GATE_TIMEOUT_SECONDS} `;
+    const settings = out.launch.bundle["settings.json"];
+    // Found, or the run stops: a hook without its wrapper must not pass as a shortened one.
+    if (settings === undefined || !settings.includes(shipped)) throw new Error(`fault.gate_timeout_seconds: the bundle's settings.json has no hook under \`${shipped.trim()}\``);
+    out = { ...out, launch: { ...out.launch, bundle: { ...out.launch.bundle, "settings.json": settings.replaceAll(shipped, `timeout -k 1 ${seconds} `) } } };
   }
   // Read-only in every sandbox: the root is remounted read-only and no capability is left to write it.
   if (s.fault.tmpdir === "unwritable") out = withSessionFile(out, (sf) => ({ ...sf, adapter: { ...sf.adapter, env: { ...sf.adapter.env, TMPDIR: "/usr" } } }));

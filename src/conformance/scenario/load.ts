@@ -202,6 +202,7 @@ function checkSession(c: Checker, s: LaunchedSession, at: Path, networkTrap: boo
     for (const k of ["gate", "drop_flags"] as const) if (s.break[k] !== undefined) c.fail([...at, "break", k], "the fake harness has no gate and no adapter flags to remove");
     for (const k of ["gate", "tmpdir"] as const) if (s.fault[k] !== undefined) c.fail([...at, "fault", k], "the fake harness has no gate and no harness TMPDIR to break");
   }
+  if (s.fault.gate_timeout_seconds !== undefined && s.harness !== "claude-code") c.fail([...at, "fault", "gate_timeout_seconds"], `only Claude Code's hook runs the gate under a timeout; the ${s.harness} harness has none`);
   for (const [i, a] of s.assertions.entries()) {
     if ("trap_untouched" in a && !networkTrap) c.fail([...at, "assertions", i, "trap_untouched"], "no trap to be touched: set network_trap: true");
   }

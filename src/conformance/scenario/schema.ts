@@ -26,6 +26,7 @@ export const BREAK_KNOBS = {
 export const FAULT_KNOBS = {
   gate: "missing: the gate's file is not there; crash: it throws; hang: it never answers (Pi: the extension's tool_call handler; Claude Code: the hook's gate script)",
   tmpdir: "unwritable: the harness's TMPDIR is a directory it cannot write",
+  gate_timeout_seconds: "Claude Code only: the hook's `timeout` wrapper given these seconds instead of the shipped ones, so a hanging gate is ended sooner by the same wrapper",
 } as const;
 export const GATE_FAULTS = ["missing", "crash", "hang"] as const;
 export type GateFault = (typeof GATE_FAULTS)[number];
@@ -139,6 +140,7 @@ export const FaultSchema = z
   .strictObject({
     gate: z.enum(GATE_FAULTS).optional().describe(FAULT_KNOBS.gate),
     tmpdir: z.literal("unwritable").optional().describe(FAULT_KNOBS.tmpdir),
+    gate_timeout_seconds: z.int().min(1).max(9).optional().describe(FAULT_KNOBS.gate_timeout_seconds),
   })
   .describe("a failure made on purpose, to show the confinement fails closed");
 export type Fault = z.infer<typeof FaultSchema>;
