@@ -52,7 +52,8 @@ export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunc
  * turn marker at agent_end, as the real one does, so a turn's outcome shows the gate's failure only.
  */
 function piFaultExtension(mode: "crash" | "hang"): string {
-  const handler = mode === "crash" ? `() => { throw new Error("the gate crashed on purpose"); }` : `() => new Promise(() => setInterval(() => {}, 1000))`;
+  const fault = mode === "crash" ? `throw new Error("the gate crashed on purpose");` : `return new Promise(() => setInterval(() => {}, 1000));`;
+  const handler = `() => { writeFileSync(new URL("./${GATE_CALLED}", import.meta.url), "${mode}\\n"); ${fault} }`;
   return [
     `import { writeFileSync } from "node:fs";`,
     `export default function faultyGate(pi) {`,
@@ -66,11 +67,14 @@ function piFaultExtension(mode: "crash" | "hang"): string {
 
 /** Claude Code's gate script made to crash or hang; the hook command around it is the shipped one. */
 function claudeFaultGate(mode: "crash" | "hang"): string {
-  return mode === "crash" ? `throw new Error("the gate crashed on purpose");\n` : `setInterval(() => {}, 1000);\n`;
+  const called = `import { writeFileSync } from "node:fs";\nwriteFileSync(new URL("./${GATE_CALLED}", import.meta.url), "${mode}\\n");\n`;
+  return called + (mode === "crash" ? `throw new Error("the gate crashed on purpose");\n` : `setInterval(() => {}, 1000);\n`);
 }
 
 /** Where a faulty gate goes: the workspace, the one place both the host and the sandbox see at one path. */
 export const FAULT_DIR = ".mosaic-fault";
+/** The file a crashing or hanging gate writes beside itself when it is called: evidence the call reached it. */
+export const GATE_CALLED = "gate-called";
 
 function faultGatePath(ws: string, harness: "pi" | "claude-code", mode: GateFault): string {
   return join(ws, FAULT_DIR, `gate-${mode}.${harness === "pi" ? "ts" : "mjs"}`);
