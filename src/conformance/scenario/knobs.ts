@@ -18,6 +18,16 @@ function withSessionFile(p: PreparedLaunch, edit: (sf: SessionFile) => SessionFi
   return { ...p, session: { ...p.session, sessionFile: edit(p.session.sessionFile) } };
 }
 
+/** The prepared launch with binds added just before its last one, which stays last. */
+const withExtraBinds = (p: PreparedLaunch, extra: Bind[]) => withBinds(p, (t: Bind[]) => [...t.slice(0, -1), ...extra, t.at(-1)!]);
+
+/** The prepared launch with the bundle's settings.json edited; throws when there is none. */
+function withSettings(p: PreparedLaunch, knob: string, edit: (settings: string) => string): PreparedLaunch {
+  const settings = p.launch.bundle["settings.json"];
+  if (settings === undefined) throw new Error(`${knob}: the bundle has no settings.json`);
+  return { ...p, launch: { ...p.launch, bundle: { ...p.launch.bundle, "settings.json": edit(settings) } } };
+}
+
 const withArgv = (p: PreparedLaunch, edit: (argv: string[]) => string[]) => withSessionFile(p, (sf) => ({ ...sf, adapter: { ...sf.adapter, argv: edit(sf.adapter.argv) } }));
 
 /** The flag that configures each harness's gate: Pi's extension, Claude Code's settings file with the hook. */
@@ -35,11 +45,11 @@ export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunc
   let out = p;
   if (s.break.expose_stand_ins) {
     const files = Object.values(w.stand.files);
-    out = withBinds(out, (t: Bind[]) => [...t.slice(0, -1), ...files.map((f): Bind => ({ source: f, inside: f, mode: "ro", why: "broken on purpose", row: "runner-file" })), t.at(-1)!]);
+    out = withExtraBinds(out, files.map((f): Bind => ({ source: f, inside: f, mode: "ro", why: "broken on purpose", row: "runner-file" })));
   }
   if (s.break.launch_socket === "bound" && !out.session.binds.some((b) => b.row === "launch-socket")) {
     const sock = w.broker.launchSocket;
-    out = withBinds(out, (t: Bind[]) => [...t.slice(0, -1), { source: sock, inside: sock, mode: "ro", why: "broken on purpose", row: "launch-socket" }, t.at(-1)!]);
+    out = withExtraBinds(out, [{ source: sock, inside: sock, mode: "ro", why: "broken on purpose", row: "launch-socket" }]);
   }
   if (s.break.gate === "unhooked" && s.harness !== "fake") out = withArgv(out, (argv) => withoutFlags(argv, [[GATE_FLAG[s.harness as "pi" | "claude-code"], gateFlagValue(out, s.harness as "pi" | "claude-code")]]));
   if (s.break.drop_flags !== undefined) out = withArgv(out, (argv) => withoutFlags(argv, s.break.drop_flags!));
@@ -96,18 +106,20 @@ export function applyFault(s: LaunchedSession, ws: string, repo: string, p: Prep
       out = withArgv(out, (argv) => argv.map((t) => (t === ext ? file : t)));
     } else {
       const gate = `${repo}/src/host/claude-gate.ts`;
-      const settings = out.launch.bundle["settings.json"];
-      if (settings === undefined || !settings.includes(gate)) throw new Error(`fault.gate: the bundle's settings.json has no hook running ${gate}`);
-      out = { ...out, launch: { ...out.launch, bundle: { ...out.launch.bundle, "settings.json": settings.replaceAll(gate, file) } } };
+      out = withSettings(out, "fault.gate", (settings) => {
+        if (!settings.includes(gate)) throw new Error(`fault.gate: the bundle's settings.json has no hook running ${gate}`);
+        return settings.replaceAll(gate, file);
+      });
     }
   }
   const seconds = s.fault.gate_timeout_seconds;
   if (seconds !== undefined) {
     const shipped = `timeout -k ${GATE_KILL_AFTER_SECONDS} ${GATE_TIMEOUT_SECONDS} `;
-    const settings = out.launch.bundle["settings.json"];
-    // Found, or the run stops: a hook without its wrapper must not pass as a shortened one.
-    if (settings === undefined || !settings.includes(shipped)) throw new Error(`fault.gate_timeout_seconds: the bundle's settings.json has no hook under \`${shipped.trim()}\``);
-    out = { ...out, launch: { ...out.launch, bundle: { ...out.launch.bundle, "settings.json": settings.replaceAll(shipped, `timeout -k 1 ${seconds} `) } } };
+    out = withSettings(out, "fault.gate_timeout_seconds", (settings) => {
+      // Found, or the run stops: a hook without its wrapper must not pass as a shortened one.
+      if (!settings.includes(shipped)) throw new Error(`fault.gate_timeout_seconds: the bundle's settings.json has no hook under \`${shipped.trim()}\``);
+      return settings.replaceAll(shipped, `timeout -k 1 ${seconds} `);
+    });
   }
   // Read-only in every sandbox: the root is remounted read-only and no capability is left to write it.
   if (s.fault.tmpdir === "unwritable") out = withSessionFile(out, (sf) => ({ ...sf, adapter: { ...sf.adapter, env: { ...sf.adapter.env, TMPDIR: "/usr" } } }));

@@ -13,9 +13,7 @@ const POLL_MS = 25;
 
 export interface LaunchedRun {
   spec: LaunchedSession;
-  launch: Launch;
-  /** Its run name, `run-<n>` in launch order. */
-  run: string;
+  /** Its launch, its run (`run-<n>` in launch order) and its values. */
   setup: SessionSetup;
   /** Why it could not be launched or carried out; null when it was. */
   problem: string | null;
@@ -55,7 +53,7 @@ export function startLaunchService(w: RuntimeWorld, launcherRun: string, specs: 
     if (m.kind === "stray") return strays.push({ launch: l, why: m.why });
     const spec = m.spec;
     const run = `run-${runs.length + 1}`;
-    const entry: LaunchedRun = { spec, launch: l, run, setup: setupOf(spec, l, run), problem: null, evidence: null };
+    const entry: LaunchedRun = { spec, setup: setupOf(spec, l, run), problem: null, evidence: null };
     runs.push(entry);
     tasks.push(
       (async () => {
