@@ -2,7 +2,7 @@
 // that no tier passes CI on a skipped or todo test. vitest writes one element per line and marks
 // both a skip and a todo as <skipped/>; this reader takes that shape, not arbitrary XML.
 
-export type JunitCase = { suite: string; name: string; skipped: boolean; failed: boolean };
+export type JunitCase = { suite: string; name: string; skipped: boolean; failed: boolean; timeMs: number };
 
 const ENTITIES: Record<string, string> = { "&lt;": "<", "&gt;": ">", "&quot;": '"', "&apos;": "'", "&amp;": "&" };
 
@@ -27,7 +27,7 @@ export function readJunitCases(xml: string): JunitCase[] {
       continue;
     }
     const body = m[2] ?? "";
-    out.push({ suite, name: attribute(tag, "name"), skipped: /<skipped\b/.test(body), failed: /<(failure|error)\b/.test(body) });
+    out.push({ suite, name: attribute(tag, "name"), skipped: /<skipped\b/.test(body), failed: /<(failure|error)\b/.test(body), timeMs: Number(attribute(tag, "time") || 0) * 1000 });
   }
   return out;
 }

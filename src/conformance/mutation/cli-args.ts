@@ -18,11 +18,13 @@ export type CliArgs =
       timeoutFloorMs: number;
       /** Golden mismatches written into the tree copies, not failed: only an assertion can kill. */
       blessGoldens: boolean;
+      /** Run the suite before and after even when a green `npm test` of this tree is on record. */
+      rerunSuite: boolean;
     };
 
 export const USAGE = `usage: npm run mutants -- [--only id,...] [--shard k/n] [--list] [--workers n] [--pool threads|forks]
                           [--sentinel id] [--root dir] [--reports dir] [--scratch dir] [--timeout-floor ms]
-                          [--bless-goldens]
+                          [--bless-goldens] [--rerun-suite]
        npm run mutants -- merge [--reports dir]`;
 
 const VALUE_FLAGS = new Set(["--only", "--shard", "--workers", "--pool", "--sentinel", "--root", "--reports", "--scratch", "--timeout-floor"]);
@@ -32,11 +34,13 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   let list = false;
   let merge = false;
   let bless = false;
+  let rerun = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "merge" && i === 0) merge = true;
     else if (a === "--list") list = true;
     else if (a === "--bless-goldens") bless = true;
+    else if (a === "--rerun-suite") rerun = true;
     else if (VALUE_FLAGS.has(a)) {
       const v = argv[++i];
       if (v === undefined) return { error: `${a} needs a value` };
@@ -65,5 +69,5 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   const onlyText = values.get("--only");
   const only = onlyText === undefined ? undefined : onlyText.split(",").map((s) => s.trim()).filter(Boolean);
   if (only !== undefined && only.length === 0) return { error: "--only needs at least one mutant id" };
-  return { command: "run", root, only, shard, workers, pool, sentinel: values.get("--sentinel"), reports: values.get("--reports"), scratch: values.get("--scratch"), timeoutFloorMs, blessGoldens: bless };
+  return { command: "run", root, only, shard, workers, pool, sentinel: values.get("--sentinel"), reports: values.get("--reports"), scratch: values.get("--scratch"), timeoutFloorMs, blessGoldens: bless, rerunSuite: rerun };
 }

@@ -16,6 +16,8 @@ import { mergePartials, selectShard, type PartialReport } from "./shard.ts";
 
 /** Projects whose tests start real sandboxes and CLIs: one file at a time across the whole run. */
 const SERIAL_PROJECTS = ["live"];
+/** The reports `npm test` writes, each with its tree's sha256 beside it (scripts/tree-proof.ts). */
+const PROVEN_REPORTS = ["reports/junit/contract.xml", "reports/junit/selftest.xml", "reports/junit/live.xml"];
 
 function viewerScript(): string {
   const require = createRequire(import.meta.url);
@@ -129,6 +131,7 @@ export async function main(argv: readonly string[], cwd: string, out: (s: string
       timeoutFloorMs: args.timeoutFloorMs,
       serialProjects: SERIAL_PROJECTS,
       blessGoldens: args.blessGoldens,
+      provenReports: args.rerunSuite ? [] : PROVEN_REPORTS,
       log: out,
     });
   };

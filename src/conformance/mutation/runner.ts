@@ -7,12 +7,25 @@ import { basename, dirname, join, relative } from "node:path";
 import { applyMutant, parseTestRef, type Mutant } from "./catalog.ts";
 import type { SpecRequest } from "./host-protocol.ts";
 import { startHost, type Host, type RunReply } from "./hosts.ts";
+import { readProvenRun } from "./proven-run.ts";
 import { locateMutantLine, type LoadedCatalog } from "./load.ts";
 import type { MutantRecord } from "./report.ts";
 import { classifyMutant, findExpectedKills, needsTierRun, labelVerdict, type RunOutcome, type Verdict } from "./verdict.ts";
 
+/**
+ * How long the run before any mutant may take: every tier the catalog's killers live in, the whole
+ * live tier included (about 10 minutes on a loaded 2-core machine, its attack table touching
+ * gigabytes of memory page by page). Past it the run is broken, not a mutant's timeout.
+ */
+const BASELINE_LIMIT_MS = 30 * 60_000;
+
 export type RunOptions = {
   root: string;
+  /**
+   * JUnit reports (paths under root) of a green `npm test` that may stand for the before- and
+   * after-runs when their tree hash is this tree's (proven-run.ts); [] always runs the suite.
+   */
+  provenReports: readonly string[];
   /** Where the tree copies go (`<scratch>/<run>/<host>`); removed after a run that passed its checks. */
   scratch: string;
   workers: number;
@@ -193,9 +206,12 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
     const baselineFiles = [...new Set(allKillers.flatMap((m) => listTierFiles(h0, m)))].sort();
     // The other hosts load the sentinel's tests while host 0 runs the baseline.
     const sentinelSpecs = specifyKillers(opts.sentinel);
-    const warmups = new Map(hosts.slice(1).map((h) => [h.index, h.run(sentinelSpecs, [], 600_000)]));
-    const baseline = await h0.run(baselineFiles.map((file) => ({ file })), [], 600_000);
-    const base = asOutcome(baseline);
+    const warmups = new Map(hosts.slice(1).map((h) => [h.index, h.run(sentinelSpecs, [], BASELINE_LIMIT_MS)]));
+    // A green `npm test` on this very tree stands for the before-run, and the byte checks below for the after-run.
+    const proven = opts.provenReports.length > 0 ? readProvenRun(opts.root, opts.provenReports, baselineFiles) : { kind: "unproven" as const, why: "no report offered" };
+    if (proven.kind === "proven") opts.log(`${at()} before: taken from ${proven.reports.join(", ")}, a green run of this tree byte for byte (its sha256 beside each report)`);
+    else if (opts.provenReports.length > 0) opts.log(`${at()} before: running the suite: ${proven.why}`);
+    const base = proven.kind === "proven" ? proven.outcome : asOutcome(await h0.run(baselineFiles.map((file) => ({ file })), [], BASELINE_LIMIT_MS));
     const baseBlessed = bless ? restoreFiles(join(h0.tree, "goldens"), goldenFiles, "goldens") : [];
     if (baseBlessed.length > 0) {
       fatal.push(`the suite is not green before the run: it rewrote ${baseBlessed.join(", ")}, which do not match the unmutated code`);
@@ -362,11 +378,15 @@ export async function runMutation(catalog: LoadedCatalog, opts: RunOptions): Pro
 
     // After: the suite is green again, and every tree holds the checkout's bytes and goldens. One
     // host's run proves the suite; the byte checks cover every tree, a killed host's included.
-    const last = await hostFor(0);
-    const after = asOutcome(await runOn(last, baselineFiles.map((file) => ({ file })), []));
-    const failed = after ? [...after.loadErrors.map((e) => e.file), ...after.tests.filter((t) => t.state === "failed").map((t) => t.test)] : ["(did not finish)"];
-    if (failed.length > 0) fatal.push(`the suite is not green after the run: ${failed.join(", ")}`);
-    else opts.log(`${at()} after: the suite is green again`);
+    if (proven.kind === "proven") {
+      opts.log(`${at()} after: not run again: every tree must hold the checkout's bytes (checked next), and ${proven.reports.join(", ")} proved those green`);
+    } else {
+      const last = await hostFor(0);
+      const after = asOutcome(await runOn(last, baselineFiles.map((file) => ({ file })), []));
+      const failed = after ? [...after.loadErrors.map((e) => e.file), ...after.tests.filter((t) => t.state === "failed").map((t) => t.test)] : ["(did not finish)"];
+      if (failed.length > 0) fatal.push(`the suite is not green after the run: ${failed.join(", ")}`);
+      else opts.log(`${at()} after: the suite is green again`);
+    }
     hosts.forEach((h, i) => {
       for (const [file, bytes] of rootSources) if (!readFileSync(join(h.tree, file)).equals(bytes)) fatal.push(`tree ${i}: ${file} differs from the checkout after the run`);
       if (hashDir(join(h.tree, "goldens")) !== treeGoldens[i]) fatal.push(`tree ${i}: goldens/ changed during the mutation run: a run must never write a golden`);
