@@ -143,6 +143,8 @@ describe("the model proxy on a real socket", () => {
     });
   }
 
+  /** The smallest body the proxy's body check passes: a plain model call. */
+  const CALL = '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}';
   const readLog = (f: string): EgressRecord[] => readFileSync(f, "utf8").trim().split("\n").map((l) => JSON.parse(l) as EgressRecord);
 
   it("forwards the model call with the real key in place of the placeholder, refuses the rest, and logs both", async () => {
@@ -154,12 +156,12 @@ describe("the model proxy on a real socket", () => {
     const proxy = serveModelProxy({ socket, upstream: up.url, credential: { header: "x-api-key", value: real }, mode: "model-only", egressLog: log });
     await proxy.listening;
     try {
-      const ok = await send(socket, "POST", "/v1/messages?beta=true", { "x-api-key": CREDENTIAL_PLACEHOLDER, "content-type": "application/json" }, '{"model":"m"}');
+      const ok = await send(socket, "POST", "/v1/messages?beta=true", { "x-api-key": CREDENTIAL_PLACEHOLDER, "content-type": "application/json" }, CALL);
       expect(ok.status, "positive control: the model call goes through").toBe(200);
       expect(up.seen.map((s) => `${s.method} ${s.url}`)).toEqual(["POST /v1/messages?beta=true"]);
       expect(up.seen[0]!.headers["x-api-key"], "upstream gets the real key").toBe(real);
       expect(JSON.stringify(up.seen), "never the placeholder").not.toContain(CREDENTIAL_PLACEHOLDER);
-      expect(up.seen[0]!.body).toBe('{"model":"m"}');
+      expect(up.seen[0]!.body).toBe(CALL);
 
       for (const [method, path] of [["GET", "/v1/models"], ["POST", "/v1/files"], ["POST", "/v1/messages/../files"]] as const) {
         const r = await send(socket, method, path, { "x-api-key": CREDENTIAL_PLACEHOLDER }, method === "POST" ? "{}" : "");
@@ -171,7 +173,7 @@ describe("the model proxy on a real socket", () => {
       expect(records.map((r) => `${r.outcome} ${r.method} ${r.path} ${r.status}`)).toEqual([
         "allowed POST /v1/messages 200", "refused GET /v1/models 403", "refused POST /v1/files 403", "refused POST /v1/messages/../files 403",
       ]);
-      expect(records[0]!.bytesIn).toBe('{"model":"m"}'.length);
+      expect(records[0]!.bytesIn).toBe(CALL.length);
       expect(records[0]!.bytesOut).toBe(JSON.stringify({ ok: true }).length);
       expect(readFileSync(log, "utf8"), "the log holds no credential").not.toContain(real);
     } finally {
@@ -187,7 +189,7 @@ describe("the model proxy on a real socket", () => {
     const proxy = serveModelProxy({ socket, upstream: up.url, credential: { header: "authorization", value: real }, mode: "model-only", egressLog: join(dir, "egress.jsonl") });
     await proxy.listening;
     try {
-      await send(socket, "POST", "/v1/messages", { "x-api-key": "a-key-the-session-found", authorization: `Bearer ${CREDENTIAL_PLACEHOLDER}` }, "{}");
+      await send(socket, "POST", "/v1/messages", { "x-api-key": "a-key-the-session-found", authorization: `Bearer ${CREDENTIAL_PLACEHOLDER}` }, CALL);
       expect(up.seen[0]!.headers.authorization).toBe(`Bearer ${real}`);
       expect(up.seen[0]!.headers["x-api-key"]).toBeUndefined();
     } finally {
@@ -204,7 +206,7 @@ describe("the model proxy on a real socket", () => {
       const proxy = serveModelProxy({ socket, upstream: up.url, credential, mode, egressLog: join(dir, "egress.jsonl") });
       await proxy.listening;
       try {
-        const r = await send(socket, "POST", "/v1/messages", {}, "{}");
+        const r = await send(socket, "POST", "/v1/messages", {}, CALL);
         expect(r.status, name).toBeGreaterThanOrEqual(400);
         expect(readLog(join(dir, "egress.jsonl")).map((x) => x.outcome), name).toEqual(["refused"]);
       } finally {

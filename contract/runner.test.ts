@@ -2,11 +2,14 @@
 // and src/core/session/plan-session.ts has a focused assertion here, and session.json per example
 // instance is a golden with its invariants beside it. live/runtime.test.ts proves the same lines
 // by effect, through the real runner in a real sandbox.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EXIT, claimOutcome, judgeTurn, messageAction, pollStep, replyText, type TurnRun } from "../src/core/runner/decisions.ts";
 import { parseCapabilityLine, parseSessionFile, type SessionFile } from "../src/core/runner/session-file.ts";
-import { decideToolCall, parseToolLine, parseToolRoutes, toolAnswer, type ToolRoute } from "../src/core/runner/tool-call.ts";
+import { boundRefusal, decideToolCall, nestedDeeperThan, parseToolLine, parseToolRoutes, readToolLine, toolAnswer, type ToolRoute } from "../src/core/runner/tool-call.ts";
 import { MODEL_PORT, RUNNER_ENTRY, planSession } from "../src/core/session/plan-session.ts";
+import { BROKER_LINE_BYTES, TOOL_SOCKET_BOUNDS, TURN_BOUNDS, planRunnerBounds, turnEndKill } from "../src/core/runner/bounds.ts";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
 import { heldActions } from "../src/core/tools/catalog.ts";
 import { FOUNDER_ENV } from "../src/core/session/env.ts";
@@ -17,7 +20,7 @@ import { HOST_LAYOUTS } from "../src/conformance/host-fixtures.ts";
 import { memoryView } from "../src/conformance/tree.ts";
 import { FIXTURE_REPO, STAND_IN, loadCases } from "./support/launch-cases.ts";
 
-const ok = (over: Partial<TurnRun> = {}): TurnRun => ({ code: 0, signal: null, timedOut: false, stdout: "done\n", marker: true, ...over });
+const ok = (over: Partial<TurnRun> = {}): TurnRun => ({ code: 0, signal: null, timedOut: false, stdout: "done\n", marker: true, overCap: null, ...over });
 const PI_END = { kind: "marker", file: "/run/x/turn-end" } as unknown as SessionFile["turnEnd"];
 const CLAUDE_END = { kind: "result-line" } as unknown as SessionFile["turnEnd"];
 
@@ -39,6 +42,67 @@ describe("judgeTurn: what counts as a finished turn (seed 000)", () => {
     expect(judgeTurn(PI_END, ok({ signal: "SIGKILL", code: null }), 900)).toEqual({ kind: "failed", why: "the turn was killed by SIGKILL" });
     expect(judgeTurn(PI_END, ok({ code: 1 }), 900)).toEqual({ kind: "failed", why: "the harness exited 1" });
     expect(replyText({ kind: "failed", why: "x" })).toBe("The turn failed: x");
+  });
+});
+
+describe("the runner's bounds (bounds.ts): every tool-socket client and every turn is bounded", () => {
+  const MiB = 1024 * 1024;
+  it("each bound is a row with its why; what the runner forwards or replies fits the broker's line", () => {
+    for (const [name, row] of [...Object.entries(TOOL_SOCKET_BOUNDS), ...Object.entries(TURN_BOUNDS)]) {
+      expect(Number.isInteger(row.value) && row.value > 0, `${name}: a positive integer`).toBe(true);
+      expect(row.why.length, `${name}: says why`).toBeGreaterThan(40);
+    }
+    expect(TOOL_SOCKET_BOUNDS.lineBytes.value, "a tool line is no longer than the broker's").toBeLessThanOrEqual(BROKER_LINE_BYTES);
+    // {id, cap (64 hex), verb} around the args: well under 4 KiB.
+    expect(TOOL_SOCKET_BOUNDS.argsBytes.value + 4096, "forwarded args plus the envelope fit the broker's line").toBeLessThanOrEqual(BROKER_LINE_BYTES);
+    expect(TURN_BOUNDS.stdoutReply.value + 4096, "a reply read from stdout plus its envelope fits the broker's line").toBeLessThanOrEqual(BROKER_LINE_BYTES);
+    expect(TURN_BOUNDS.stdoutStream.value, "Claude Code's stream stays far below V8's 512 MiB string").toBeLessThanOrEqual(64 * MiB);
+  });
+  it("planned per harness: stdout is the reply for Pi and the fake adapter, a stream for Claude Code; leftovers killed for all", () => {
+    for (const kind of ["marker", "exit", "result-line"] as const) {
+      const b = planRunnerBounds({ kind });
+      expect(b.turn.stdoutBytes, kind).toBe(kind === "result-line" ? TURN_BOUNDS.stdoutStream.value : TURN_BOUNDS.stdoutReply.value);
+      expect(b.turn.stderrBytes, kind).toBe(TURN_BOUNDS.stderr.value);
+      expect(b.turn.killNamespace, `${kind}: everything a turn started is killed at its end`).toBe(true);
+      expect(b.toolSocket.depth, kind).toBe(TOOL_SOCKET_BOUNDS.depth.value);
+    }
+  });
+  it("kill(-1) only for pid 1 of its own namespace with the plan's flag: a runner anywhere else kills its turn's group only", () => {
+    expect(turnEndKill(1, true)).toBe("namespace");
+    expect(turnEndKill(1, false), "the flag off (a positive control) kills the group only").toBe("group");
+    for (const pid of [2, 4242, 65535]) expect(turnEndKill(pid, true), `pid ${pid}: never signal the host's processes`).toBe("group");
+  });
+  it("nesting is counted on the raw bytes, iteratively: brackets in strings and escapes do not count", () => {
+    const b = (t: string) => new TextEncoder().encode(t);
+    expect(nestedDeeperThan(b("[[[1]]]"), 3)).toBe(false);
+    expect(nestedDeeperThan(b("[[[[1]]]]"), 3)).toBe(true);
+    expect(nestedDeeperThan(b('{"a":{"b":[{}]}}'), 3)).toBe(true);
+    expect(nestedDeeperThan(b(`["${"[".repeat(100)}"]`), 3), "brackets inside a string").toBe(false);
+    expect(nestedDeeperThan(b(`["\\"${"[".repeat(100)}"]`), 3), "an escaped quote does not end the string").toBe(false);
+    expect(nestedDeeperThan(b(`["\\\\", ${"[".repeat(4)}`), 3), "an escaped backslash does").toBe(true);
+    expect(nestedDeeperThan(b("[".repeat(1_000_000)), 32), "a million deep costs a loop, not the stack").toBe(true);
+  });
+  it("a tool line: too deep is refused before the parse, args too large after it, each naming its bound", () => {
+    const bounds = planRunnerBounds({ kind: "exit" }).toolSocket;
+    const line = (t: string) => new TextEncoder().encode(t);
+    const deep = `{"id":3,"tool":"send_message","args":{"x":${"[".repeat(20_000)}${"]".repeat(20_000)}}}`;
+    let got: unknown;
+    try {
+      got = readToolLine(line(deep), bounds);
+    } catch (e) {
+      got = `threw: ${String(e)}`;
+    }
+    expect(got, "the finding's 20,000-deep args are refused by the depth bound, not parsed and re-encoded").toEqual({ bad: boundRefusal("depth", bounds), id: null });
+    expect(boundRefusal("depth", bounds)).toBe("bad request: JSON nested deeper than 32 (the tool socket's depth bound)");
+    const big = JSON.stringify({ id: 4, tool: "send_message", args: { body: "b".repeat(bounds.argsBytes) } });
+    expect(readToolLine(line(big), bounds), "args past the bound").toEqual({ bad: boundRefusal("argsBytes", bounds), id: 4 });
+    expect(readToolLine(line('{"id":5,"tool":"send_message","args":{"to":"pm"}}'), bounds)).toEqual({ id: 5, tool: "send_message", args: { to: "pm" } });
+    expect(readToolLine(line("nope"), bounds)).toEqual({ bad: "bad request: not JSON", id: null });
+  });
+  it("a turn past an output cap fails, naming the stream and the cap, whatever it exited with", () => {
+    for (const stream of ["stdout", "stderr"] as const) {
+      expect(judgeTurn(PI_END, ok({ overCap: { stream, cap: 1024 } }), 900)).toEqual({ kind: "failed", why: `its ${stream} passed the 1024-byte cap (session.json bounds.turn.${stream}Bytes); the runner stopped reading it and killed the turn's processes` });
+    }
   });
 });
 
@@ -105,6 +169,17 @@ describe("session.json and the capability line", () => {
       ['{"version": 2}', "version"],
       ['{"version": 1, "business": ""}', "business"],
     ];
+    // The pi-coder golden with its placeholders made absolute paths again.
+    const golden = readFileSync(join(import.meta.dirname, "../goldens/session/session-file/pi-coder.jsonc"), "utf8");
+    const good = JSON.parse(golden.replace(/^\/\/.*\n/gm, "").replace(/"<[a-z-]+>/g, (m) => `"/${m.slice(2, -1)}`)) as Record<string, unknown>;
+    expect(parseSessionFile(JSON.stringify(good)).ok, "the golden session.json parses").toBe(true);
+    const bounds = good.bounds as { toolSocket: Record<string, unknown>; turn: Record<string, unknown> };
+    cases.push(
+      [JSON.stringify({ ...good, bounds: undefined }), "bounds"],
+      [JSON.stringify({ ...good, bounds: { ...bounds, toolSocket: { ...bounds.toolSocket, depth: 0 } } }), "bounds.toolSocket.depth"],
+      [JSON.stringify({ ...good, bounds: { ...bounds, turn: { ...bounds.turn, stdoutBytes: "1" } } }), "bounds.turn.stdoutBytes"],
+      [JSON.stringify({ ...good, bounds: { ...bounds, turn: { ...bounds.turn, killNamespace: "yes" } } }), "bounds.turn.killNamespace"],
+    );
     for (const [text, field] of cases) {
       const p = parseSessionFile(text);
       expect(p.ok ? null : p.field, text).toBe(field);
@@ -139,11 +214,17 @@ describe("planSession: session.json per example instance", () => {
       expect(p.spec.runner, "the runner is the checkout's").toBe(`${FIXTURE_REPO}/${RUNNER_ENTRY}`);
       expect(p.spec.runnerFiles, "the runner's entry is among the bound files").toContain(p.spec.runner);
       expect([sf.workspace, sf.runDir, sf.run], "session.json is this instance's").toEqual([c.instance.workspace, runDir, c.instance.run]);
-      expect(sf.model === null || (sf.model.port === MODEL_PORT && sf.model.socket === `${runDir}/model.sock`), "the model socket is the run's own").toBe(true);
+      expect(sf.model === null || (sf.model.port === MODEL_PORT && sf.model.socket === `${runDir}/sock/model.sock`), "the model socket is the run's own, in the read-only sock/").toBe(true);
+      expect(sf.toolSocket, "the tool socket is the run's own, in the read-only sock/, passed to the runner listening on descriptor 4").toEqual({ path: `${runDir}/sock/tools.sock`, fd: 4 });
+      expect(p.binds.some((b) => b.inside === `${runDir}/sock` && b.mode === "ro"), "sock/ is bound read-only").toBe(true);
       expect(sf.adapter.env.HOME, "HOME is the run's own").toBe(`${runDir}/home`);
       const founder = new Set(FOUNDER_ENV.map((e) => e.name));
       for (const env of [p.env, sf.adapter.env]) for (const k of Object.keys(env)) expect(founder.has(k), `${k}: a founder variable`).toBe(false);
       expect(p.argv.at(-1), "bwrap runs the runner on the run directory").toBe(runDir);
+      expect(sf.bounds.turn.killNamespace, "every turn's leftovers are killed at its end").toBe(true);
+      expect(sf.bounds.turn.stdoutBytes, "a turn's stdout is capped well below V8's 512 MiB string").toBeLessThanOrEqual(64 * 1024 * 1024);
+      expect(sf.bounds.turn.stderrBytes, "a turn's stderr is capped").toBeLessThanOrEqual(8 * 1024 * 1024);
+      expect(sf.bounds.toolSocket, "the tool socket's bounds are the table's").toEqual(planRunnerBounds({ kind: "exit" }).toolSocket);
       const body = normalise(jsonBody(sf), { "<run>": runDir, "<ws>": c.instance.workspace, "<data>": "/srv/mosaic-data", "<repo>": FIXTURE_REPO, "<stand-in>": STAND_IN });
       await matchGolden("session/session-file", c.name, "jsonc", `session.json for ${c.name}: ${c.why}`, body);
       // bwrap's environment, which the runner and every process it starts inherit: no credential, ever.

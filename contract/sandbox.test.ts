@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
 import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
-import { renderArgvLines, renderBindLines } from "../src/core/sandbox/render.ts";
+import { renderCommandLines, renderBindLines } from "../src/core/sandbox/render.ts";
+import { sessionCommand } from "../src/core/session/plan-session.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
 import { isWithin } from "../src/core/paths.ts";
 import { normalise } from "../src/conformance/golden.ts";
@@ -30,7 +31,7 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
   expect(table[runIdx]!.mode, "the run directory is read-write").toBe("rw");
   const wsIdx = insides.indexOf(spec.workspace);
   expect(table[wsIdx]?.mode, "the workspace is bound read-write").toBe("rw");
-  for (const ro of [`${spec.runDir}/bundle`, `${spec.runDir}/session.json`]) {
+  for (const ro of [`${spec.runDir}/bundle`, `${spec.runDir}/session.json`, `${spec.runDir}/sock`]) {
     const i = insides.indexOf(ro);
     expect(i, `${ro} is bound after the run directory`).toBeGreaterThan(runIdx);
     expect(table[i]!.mode, `${ro} is read-only`).toBe("ro");
@@ -62,7 +63,7 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
     if (b.mode === "rw") expect(b.inside, "only .git itself stays writable, as a mount point").toBe(`${spec.workspace}/.git`);
     else expect(["ro", "ro-empty"], `${b.inside} is read-only`).toContain(b.mode);
   }
-  for (const p of [".git/hooks", ".git/config", ".mcp.json", ".claude", ".vscode", ".envrc"]) {
+  for (const p of [".git/hooks", ".git/config", ".git/info", ".git/worktrees", ".mcp.json", ".claude", ".vscode", ".envrc", ".husky", ".pre-commit-config.yaml", ".gitattributes", ".npmrc", "mise.toml", ".mise.toml", ".github"]) {
     expect(insides, `${p} is protected`).toContain(`${spec.workspace}/${p}`);
   }
 
@@ -73,7 +74,7 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
   const gitDir = `${spec.workspace}/.git`;
   const hasGitBind = table.some((b) => b.inside === gitDir && b.mode === "rw");
   const writable = new Set([spec.workspace, spec.runDir, ...(hasGitBind ? [gitDir] : [])]);
-  const tmpfs = new Set(["/tmp", `${spec.runDir}/home`]);
+  const tmpfs = new Set(["/tmp", `${spec.runDir}/home`, "/dev/shm"]);
   for (const b of table) {
     if (writable.has(b.inside)) continue;
     if (tmpfs.has(b.inside)) {
@@ -86,6 +87,12 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
     const b = table.find((x) => x.inside === p);
     expect(b && [b.source, b.mode], `${p} is the sandbox's own, not the host's`).toEqual([null, "private"]);
   }
+  const shm = insides.indexOf("/dev/shm");
+  expect(shm, "/dev/shm is its own tmpfs, mounted over --dev's").toBeGreaterThan(insides.indexOf("/dev"));
+  expect([table[shm]!.mode, table[shm]!.size], "/dev/shm is bounded, not half the host's RAM").toEqual(["tmpfs", SESSION_LIMITS.shmBytes.value]);
+  const sys = insides.indexOf("/proc/sys");
+  expect(sys, "/proc/sys is bound over the private /proc").toBeGreaterThan(insides.indexOf("/proc"));
+  expect([table[sys]!.source, table[sys]!.mode], "/proc/sys is read-only: bwrap's own cover skips it").toEqual(["/proc/sys", "ro"]);
 
   const rwDests = argv.flatMap((t, i) => (t === "--bind" ? [argv[i + 2]] : []));
   expect(rwDests.sort(), "argv binds only the workspace, its .git and the run directory read-write").toEqual([...writable].sort());
@@ -94,10 +101,10 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
   expect(argv.slice(argv.indexOf("--proc"), argv.indexOf("--proc") + 2), "a /proc of the session's own PID namespace").toEqual(["--proc", "/proc"]);
   expect(remount, "--remount-ro / comes after every bind").toBeGreaterThan(lastBindIndex(argv));
   const dd = argv.indexOf("--");
-  expect(argv.slice(dd + 1), "the runner starts under setpriv's parent-death signal, prlimit's task bound, on the execute-only node").toEqual([
-    "setpriv", "--pdeathsig", "KILL", "--", "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, "--", facts.runnerNode, spec.runner, spec.runDir,
+  expect(argv.slice(dd + 1), "the runner starts under setpriv's parent-death signal, prlimit's task and memory bounds, on the execute-only node").toEqual([
+    "setpriv", "--pdeathsig", "KILL", "--", "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, `--data=${SESSION_LIMITS.dataBytes.value}`, "--", facts.runnerNode, spec.runner, spec.runDir,
   ]);
-  expect(argv.slice(0, 6), "the session has its own user, PID, IPC and network namespaces").toEqual(["bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--as-pid-1"]);
+  expect(argv.slice(0, 8), "the session has its own user, PID, IPC, network, UTS and cgroup namespaces").toEqual(["bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup", "--as-pid-1"]);
   const before = argv.slice(0, dd);
   const pair = (a: string, b: string) => before.some((t, i) => t === a && before[i + 1] === b);
   expect(pair("--cap-drop", "ALL"), "every capability is dropped").toBe(true);
@@ -109,6 +116,22 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
   expect([argv[homeEnv - 1], argv[homeEnv + 1]], "HOME is the run's own home/").toEqual(["--setenv", `${spec.runDir}/home`]);
 }
 
+/** Who bwrap runs as: a user caller as itself; a root caller never as uid or gid 0. */
+export function assertIdentity(facts: HostFacts, command: string[]): void {
+  const at = command.indexOf("bwrap");
+  expect(at, "the command runs bwrap").toBeGreaterThanOrEqual(0);
+  const drop = command.slice(0, at);
+  if (facts.uid !== 0) {
+    expect(drop, "a user caller's sessions run as the caller: nothing before bwrap").toEqual([]);
+    return;
+  }
+  expect(drop, "a root caller's bwrap runs as the session's own uid and gid, with no supplementary group").toEqual([
+    "setpriv", `--reuid=${facts.session.uid}`, `--regid=${facts.session.gid}`, "--clear-groups", "--",
+  ]);
+  expect(facts.session.uid, "never as kuid 0").not.toBe(0);
+  expect(facts.session.gid, "never as kgid 0").not.toBe(0);
+}
+
 describe("sandbox plan goldens", () => {
   for (const [layout, { why: layoutWhy, facts }] of Object.entries(HOST_LAYOUTS)) {
     for (const [roleName, { why, spec }] of Object.entries(ROLE_CASES)) {
@@ -116,9 +139,11 @@ describe("sandbox plan goldens", () => {
         const table = binds(spec, facts, fixtureWorkspaceView(spec));
         const argv = bwrapArgv(spec, facts, table);
         assertInvariants(spec, facts, table, argv);
+        const command = sessionCommand(facts, argv);
+        assertIdentity(facts, command);
         const ph = fixturePlaceholders(spec, facts);
         await matchGolden("sandbox/binds", `${layout}.${roleName}`, "txt", `bind table: ${why}; host: ${layoutWhy}`, normalise(renderBindLines(table).join("\n"), ph));
-        await matchGolden("sandbox/argv", `${layout}.${roleName}`, "txt", `bwrap argv: ${why}; host: ${layoutWhy}`, normalise(renderArgvLines(argv).join("\n"), ph));
+        await matchGolden("sandbox/argv", `${layout}.${roleName}`, "txt", `bwrap argv, as the launcher runs it: ${why}; host: ${layoutWhy}`, normalise(renderCommandLines(command).join("\n"), ph));
       });
     }
   }
@@ -158,14 +183,17 @@ describe("whole argv vector", () => {
     const facts = HOST_LAYOUTS["merged-usr"]!.facts;
     const run = spec.runDir;
     const ws = spec.workspace;
+    const roEmpty = (p: string) => ["--perms", "0555", "--tmpfs", `${ws}/${p}`, "--remount-ro", `${ws}/${p}`];
     expect(bwrapArgv(spec, facts, binds(spec, facts, fixtureWorkspaceView(spec)))).toEqual([
-      "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--as-pid-1",
+      "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup", "--as-pid-1",
       "--cap-drop", "ALL", "--disable-userns", "--assert-userns-disabled", "--new-session", "--seccomp", "3",
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
       "--ro-bind", "/etc", "/etc",
       "--dev", "/dev",
+      "--perms", "1777", "--size", String(64 * 1024 * 1024), "--tmpfs", "/dev/shm",
       "--proc", "/proc",
+      "--ro-bind", "/proc/sys", "/proc/sys",
       "--ro-bind", facts.runnerNode, facts.runnerNode,
       "--ro-bind", "/srv/mosaic/src/host/runner.ts", "/srv/mosaic/src/host/runner.ts",
       "--ro-bind", "/srv/mosaic/src/host/tool-socket.ts", "/srv/mosaic/src/host/tool-socket.ts",
@@ -177,25 +205,35 @@ describe("whole argv vector", () => {
       "--bind", `${ws}/.git`, `${ws}/.git`,
       "--ro-bind", `${ws}/.git/hooks`, `${ws}/.git/hooks`,
       "--ro-bind", `${ws}/.git/config`, `${ws}/.git/config`,
-      "--perms", "0555", "--tmpfs", `${ws}/.git/modules`, "--remount-ro", `${ws}/.git/modules`,
-      "--ro-bind", "/dev/null", `${ws}/.gitmodules`,
-      "--ro-bind", "/dev/null", `${ws}/.mcp.json`,
-      "--perms", "0555", "--tmpfs", `${ws}/.claude`, "--remount-ro", `${ws}/.claude`,
-      "--perms", "0555", "--tmpfs", `${ws}/.pi`, "--remount-ro", `${ws}/.pi`,
+      // .git/config.worktree and .git/commondir are absent and have no stand-in: any would break git.
+      ...[".git/info", ".git/worktrees", ".git/modules", ".gitmodules", ".gitattributes", ".lfsconfig", ".gitconfig", ".husky",
+        ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", ".github", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs",
+        ".cargo", "mise.toml", ".mise.toml", ".tool-versions", ".mcp.json", ".claude", ".pi", ".codex", ".agents", ".gemini", ".cursor"].flatMap(roEmpty),
       "--ro-bind", `${ws}/.vscode`, `${ws}/.vscode`,
-      "--perms", "0555", "--tmpfs", `${ws}/.idea`, "--remount-ro", `${ws}/.idea`,
-      "--perms", "0555", "--tmpfs", `${ws}/.devcontainer`, "--remount-ro", `${ws}/.devcontainer`,
-      "--ro-bind", "/dev/null", `${ws}/.envrc`,
+      ...[".idea", ".devcontainer", ".envrc", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".ripgreprc"].flatMap(roEmpty),
       "--bind", run, run,
       "--ro-bind", `${run}/bundle`, `${run}/bundle`,
       "--ro-bind", `${run}/session.json`, `${run}/session.json`,
+      "--ro-bind", `${run}/sock`, `${run}/sock`,
       "--perms", "0700", "--size", String(64 * 1024 * 1024), "--tmpfs", `${run}/home`,
       "--perms", "1777", "--size", String(256 * 1024 * 1024), "--tmpfs", "/tmp",
       "--remount-ro", "/",
       "--setenv", "HOME", `${run}/home`,
       "--setenv", "TMPDIR", "/tmp",
       "--chdir", run,
-      "--", "setpriv", "--pdeathsig", "KILL", "--", "prlimit", "--nproc=512", "--", facts.runnerNode, "/srv/mosaic/src/host/runner.ts", run,
+      "--", "setpriv", "--pdeathsig", "KILL", "--", "prlimit", "--nproc=512", `--data=${2048 * 1024 * 1024}`, "--", facts.runnerNode, "/srv/mosaic/src/host/runner.ts", run,
     ]);
+  });
+});
+
+describe("a root caller's command", () => {
+  it("setpriv drops to the session's uid and gid before bwrap; a user caller's command is bwrap's argv itself", () => {
+    const { spec } = ROLE_CASES["claude-coder"]!;
+    const root = HOST_LAYOUTS["root-caller"]!.facts;
+    const user = HOST_LAYOUTS["merged-usr"]!.facts;
+    const argv = bwrapArgv(spec, root, binds(spec, root, fixtureWorkspaceView(spec)));
+    expect(sessionCommand(root, argv), "the drop, then bwrap's argv unchanged").toEqual(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", ...argv]);
+    const userArgv = bwrapArgv(spec, user, binds(spec, user, fixtureWorkspaceView(spec)));
+    expect(sessionCommand(user, userArgv), "a user caller runs bwrap as itself").toEqual(userArgv);
   });
 });

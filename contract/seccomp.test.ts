@@ -3,13 +3,19 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sha256Bytes } from "../src/core/bundle/digest.ts";
 import {
-  AUDIT_ARCH, CLONE_NAMESPACE_FLAGS, ERRNO, IOCTL_DENY, RET, SECCOMP_ARCHES, SECCOMP_DENY, seccompArchOf, seccompProgram, type SeccompArch,
+  AUDIT_ARCH, CLONE_NAMESPACE_FLAGS, ERRNO, IOCTL_DENY, RET, SECCOMP_ARCHES, SECCOMP_DENY, SOCKET_FAMILIES, SOCKET_FAMILIES_DENIED, seccompArchOf, seccompProgram, type SeccompArch,
 } from "../src/core/sandbox/seccomp.ts";
 import { runSeccomp } from "../src/conformance/bpf-interpreter.ts";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
 import { matchGolden } from "../src/conformance/golden-expect.ts";
 
-const baseline = JSON.parse(readFileSync(join(REPO_ROOT, "baselines/syscalls.json"), "utf8")) as Record<SeccompArch, Record<string, number>>;
+const baseline = JSON.parse(readFileSync(join(REPO_ROOT, "baselines/syscalls.json"), "utf8")) as Record<SeccompArch | "addressFamilies" | "netlinkProtocols" | "errno", Record<string, number>>;
+/** A value pinned in baselines/syscalls.json from the system headers, independent of the tables under test. */
+const pinned = (table: "addressFamilies" | "netlinkProtocols" | "errno", name: string): number => {
+  const n = baseline[table][name];
+  if (typeof n !== "number") throw new Error(`baselines/syscalls.json has no ${table}.${name}`);
+  return n;
+};
 const nr = (arch: SeccompArch, name: string) => {
   const n = baseline[arch][name];
   if (n === undefined) throw new Error(`baselines/syscalls.json has no ${arch} ${name}`);
@@ -49,10 +55,34 @@ describe.each(SECCOMP_ARCHES)("the seccomp filter for %s", (arch) => {
     const must = ["ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "setns", "unshare"];
     for (const name of must) expect(run(name), `${name} is denied (issue 8's list)`).toBe(errno("EPERM"));
     expect(run("clone3"), "clone3 gets ENOSYS, so libc falls back to clone").toBe(errno("ENOSYS"));
+    for (const e of ["EPERM", "ENOSYS", "EPROTONOSUPPORT", "EAFNOSUPPORT"] as const) expect(ERRNO[e], `${e} is the headers' number`).toBe(pinned("errno", e));
   });
 
   it("allows what node, git, sh and the CLIs need", () => {
-    for (const name of MUST_ALLOW) expect(run(ALLOWED_NR[arch][name]!), `${name} is allowed`).toBe(RET.ALLOW);
+    for (const name of MUST_ALLOW.filter((n) => n !== "socket")) expect(run(ALLOWED_NR[arch][name]!), `${name} is allowed`).toBe(RET.ALLOW);
+    expect(run(ALLOWED_NR[arch].socket!, [BigInt(pinned("addressFamilies", "AF_UNIX")), 1n, 0n]), "socket(AF_UNIX) is allowed").toBe(RET.ALLOW);
+  });
+
+  it("lets socket() and socketpair() open only the allowed families, netlink only as NETLINK_ROUTE", () => {
+    const eafnosupport = (RET.ERRNO | pinned("errno", "EAFNOSUPPORT")) >>> 0;
+    const eprotonosupport = (RET.ERRNO | pinned("errno", "EPROTONOSUPPORT")) >>> 0;
+    for (const call of ["socket", "socketpair"]) {
+      for (const f of SOCKET_FAMILIES) {
+        expect(f.family, `${f.name}: the table's number is the one the headers define`).toBe(pinned("addressFamilies", f.name));
+        expect(run(call, [BigInt(f.family), 1n, 0n]), `${call}(${f.name}) is allowed`).toBe(RET.ALLOW);
+      }
+      for (const f of SOCKET_FAMILIES_DENIED) {
+        expect(f.family, `${f.name}: the table's number is the one the headers define`).toBe(pinned("addressFamilies", f.name));
+        expect(run(call, [BigInt(f.family), 1n, 0n]), `${call}(${f.name}) gets EAFNOSUPPORT: ${f.why}`).toBe(eafnosupport);
+        expect(run(call, [(0xffffffffn << 32n) | BigInt(f.family), 1n, 0n]), `${call}(${f.name}) with junk in the upper bits (the kernel reads an int)`).toBe(eafnosupport);
+      }
+      expect(run(call, [0n, 1n, 0n]), `${call}(AF_UNSPEC) gets EAFNOSUPPORT`).toBe(eafnosupport);
+      expect(run(call, [255n, 1n, 0n]), `${call} in a family the kernel has yet to grow gets EAFNOSUPPORT: an allowlist`).toBe(eafnosupport);
+      const netlink = BigInt(pinned("addressFamilies", "AF_NETLINK"));
+      expect(run(call, [netlink, 3n, BigInt(pinned("netlinkProtocols", "NETLINK_ROUTE"))]), `${call}(AF_NETLINK, NETLINK_ROUTE) is allowed`).toBe(RET.ALLOW);
+      expect(run(call, [netlink, 3n, BigInt(pinned("netlinkProtocols", "NETLINK_KOBJECT_UEVENT"))]), `${call}(AF_NETLINK, NETLINK_KOBJECT_UEVENT) gets EPROTONOSUPPORT`).toBe(eprotonosupport);
+    }
+    expect(SOCKET_FAMILIES.map((f) => f.name).sort(), "the allowlist is exactly Flatpak's four").toEqual(["AF_INET", "AF_INET6", "AF_NETLINK", "AF_UNIX"]);
   });
 
   it("denies TIOCSTI and TIOCLINUX whatever the request's upper 32 bits hold, and allows other ioctls", () => {

@@ -21,6 +21,7 @@ import { modelFrontArgv, modelFrontFiles } from "../src/conformance/live-session
 import { MODEL_URL } from "../src/core/network/egress.ts";
 import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
 import { serveModelProxy } from "../src/host/model-proxy.ts";
+import { runSockets } from "../src/core/runner/run-paths.ts";
 
 // Real Claude Code and Pi sessions in real bwrap sandboxes built by binds()/bwrapArgv(), driven by
 // the scripted API. The model's one tool call is a shell that tries the founder's stand-in secrets
@@ -62,8 +63,9 @@ afterAll(async () => {
 function prepareRun(name: string, harness: SandboxSpec["harness"]): { spec: SandboxSpec; facts: HostFacts } {
   const run = join(R, "data/runs", name);
   const ws = join(R, "data/workspaces/acme", name);
-  for (const d of [ws, join(run, "bundle"), join(run, "home"), join(run, "tmp")]) mkdirSync(d, { recursive: true });
+  for (const d of [ws, join(run, "bundle"), join(run, "home"), join(run, "tmp"), join(run, "sock")]) mkdirSync(d, { recursive: true });
   chmodSync(join(run, "home"), 0o700);
+  chmodSync(join(run, "sock"), 0o700);
   writeFileSync(join(run, "session.json"), "{}\n");
   const spec: SandboxSpec = {
     harness,
@@ -110,7 +112,7 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
   ];
   const api = await startScriptedApi({ script: loadModelScript({ turns }, { source: "live/confined-session.test.ts" }) });
   // The session's network is its own loopback: the front forwards the model port to this proxy.
-  const proxy = serveModelProxy({ socket: join(spec.runDir, "model.sock"), upstream: api.url, credential: { header: "x-api-key", value: STAND_IN_KEY }, mode: "model-only", egressLog: join(spec.runDir, "..", `${basename(spec.runDir)}.egress.jsonl`) });
+  const proxy = serveModelProxy({ socket: runSockets(spec.runDir).model, upstream: api.url, credential: { header: "x-api-key", value: STAND_IN_KEY }, mode: "model-only", egressLog: join(spec.runDir, "..", `${basename(spec.runDir)}.egress.jsonl`) });
   await proxy.listening;
   const url = MODEL_URL;
   try {
@@ -133,7 +135,7 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
     // The adapters cd into the workspace; bwrap starts in the run directory.
     const inner = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', spec.workspace, ...modelFrontArgv(facts.node.path, spec.runDir), ...cli];
     const full = [...argv.slice(0, dd + 1), ...inner];
-    const r = await runConfined({ command: full, env: env as Record<string, string>, facts, timeoutMs: 50_000 });
+    const r = await runConfined({ command: full, env: env as Record<string, string>, facts, timeoutMs: 50_000, asSession: { trees: [spec.workspace, spec.runDir] } });
     const bodies = api.messageBodies();
     const toolResult = toolResultsIn(bodies[1]).join("\n");
     const answers = Object.fromEntries([...toolResult.matchAll(/^([a-z-]+) (yes|no)$/gm)].map((m) => [m[1]!, m[2]!]));

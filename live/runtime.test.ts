@@ -285,7 +285,7 @@ describe("typed tools through tools.sock", () => {
   it("a call reaches the broker with the session's capability; a tool not in tools.json is refused; a forged cap has no effect", async () => {
     const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "tools", { instance: "tooler" })));
     try {
-      const sock = join(s.runDir, "tools.sock");
+      const sock = join(s.runDir, "sock/tools.sock");
       const sent = await ask(w, "tooler", `SOCK=${sock} ${callTool("send_message", { to: "pm-x", body: "from a typed tool" })}`);
       expect(JSON.parse(sent)).toMatchObject({ id: 1, ok: true });
       const rec = w.broker.records().find((r) => r.verb === "message.send" && r.run === "tools" && JSON.stringify(r.args).includes("from a typed tool"));
@@ -374,7 +374,7 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
       expect(s.plan.sessionFile.model).toBeNull();
       const reply = await ask(w, "offline", fetchAt("POST", "/v1/messages"));
       expect(reply).toMatch(/^POST \/v1\/messages NO-MODEL-PORT ECONNREFUSED/);
-      expect(existsSync(join(s.runDir, "model.sock")), "no proxy socket").toBe(false);
+      expect(existsSync(join(s.runDir, "sock/model.sock")), "no proxy socket").toBe(false);
       expect(existsSync(egressLogPath(w.stateDir, "no-network"))).toBe(false);
     } finally {
       await s.stop();
@@ -515,7 +515,7 @@ describe("a PM that may launch, and a coder that may not", () => {
       expect(await ask(w, "coder-nolaunch", probe), "the coder does not").toBe("no");
       expect(pm.plan.binds.some((b) => b.row === "launch-socket")).toBe(true);
       expect(coder.plan.binds.some((b) => b.row === "launch-socket")).toBe(false);
-      const launched = await ask(w, "pm-launch", `node -e 'const c=require("net").connect(${JSON.stringify(join(pm.runDir, "tools.sock"))});c.on("connect",()=>c.write(JSON.stringify({id:1,tool:"launch",args:{instance:"acme-coder",message:"go"}})+"\\n"));c.on("data",d=>{process.stdout.write(String(d));c.end()})'`);
+      const launched = await ask(w, "pm-launch", `node -e 'const c=require("net").connect(${JSON.stringify(join(pm.runDir, "sock/tools.sock"))});c.on("connect",()=>c.write(JSON.stringify({id:1,tool:"launch",args:{instance:"acme-coder",message:"go"}})+"\\n"));c.on("data",d=>{process.stdout.write(String(d));c.end()})'`);
       expect(JSON.parse(launched)).toMatchObject({ ok: true, result: { launched: true } });
       expect(w.broker.state().launches.some((l) => l.run === "pm-launch" && l.message === "go"), "the launch reached the launch socket with the PM's capability").toBe(true);
     } finally {

@@ -29,7 +29,7 @@ beforeAll(async () => {
   const repo = join(r, "repo");
   const run = join(r, "data/runs/r1");
   const ws = join(r, "data/workspaces/acme/coder");
-  for (const d of [join(repo, "src"), join(repo, "adapters"), ws, join(run, "bundle"), join(run, "home"), join(r, "data/workspaces/acme/other"), join(r, "sock")]) mkdirSync(d, { recursive: true });
+  for (const d of [join(repo, "src"), join(repo, "adapters"), ws, join(run, "bundle"), join(run, "home"), join(run, "sock"), join(r, "data/workspaces/acme/other"), join(r, "sock")]) mkdirSync(d, { recursive: true });
   writeFileSync(join(repo, "src/runner.ts"), "// stand-in runner: the live shell replaces it\n");
   writeFileSync(join(repo, "adapters/adapter.sh"), "exit 0\n");
   writeFileSync(join(repo, "AGENTS.md"), "the checkout beyond the runner files\n");
@@ -64,7 +64,7 @@ afterAll(async () => {
 async function confinedShell(table: Bind[], script: string, argvEdit: (a: string[]) => string[] = (a) => a): Promise<{ status: number | null; out: string; err: string }> {
   const argv = argvEdit(bwrapArgv(spec, facts, table));
   const dd = argv.lastIndexOf("--");
-  const r = await runConfined({ command: [...argv.slice(0, dd + 1), "/bin/sh", "-c", script], env: sessionEnv(process.env), facts, timeoutMs: 20_000 });
+  const r = await runConfined({ command: [...argv.slice(0, dd + 1), "/bin/sh", "-c", script], env: sessionEnv(process.env), facts, timeoutMs: 20_000, asSession: { trees: [spec.workspace, spec.runDir] } });
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 const planned = () => binds(spec, facts, realFsView());

@@ -16,11 +16,12 @@ import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api
 import { scriptOf, type Reply } from "../src/conformance/model-script/format.ts";
 import { parseRecording } from "../src/conformance/stdio-recorder.ts";
 import { ToolSocketStandIn, type StandInAnswer } from "../src/conformance/tool-socket-stand-in.ts";
+import { runSockets } from "../src/core/runner/run-paths.ts";
 
 // Typed tools through the real CLIs: decideLaunch() plans a coder from the shipped examples,
 // writeBundle() writes its bundle, and the adapter's own argv runs the real Claude Code (the
 // bundle's mcp.json starts src/host/mcp-server.ts) or Pi (the extension registers the tools). The
-// scripted model calls send_message; a tool-socket stand-in at <run>/tools.sock records the call and
+// scripted model calls send_message; a tool-socket stand-in at <run>/sock/tools.sock records the call and
 // answers it, and the next model request shows what the model saw. Unconfined for now: the runner
 // will run these inside bwrap.
 const CLAUDE = join(REPO_ROOT, "node_modules/.bin/claude");
@@ -45,7 +46,7 @@ type Prepared = { plan: LaunchPlan; run: string; env: NodeJS.ProcessEnv };
 function prepare(name: string, example: "claude-coder" | "pi-coder", apiUrl: string): Prepared {
   const ws = join(scratch.root, "ws", name);
   const run = join(scratch.root, "runs", name);
-  for (const d of [ws, join(run, "home"), join(run, "tmp"), join(run, "turns")]) mkdirSync(d, { recursive: true });
+  for (const d of [ws, join(run, "home"), join(run, "tmp"), join(run, "turns"), join(run, "sock")]) mkdirSync(d, { recursive: true });
   chmodSync(join(run, "home"), 0o700);
   const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
   const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
@@ -109,7 +110,7 @@ const ARMS: Arm[] = [
   {
     name: "positive control: with the tool socket gone, the model sees a fail-closed refusal and nothing is recorded",
     answer: "socket-removed",
-    sees: (run) => ({ text: `refused: the runner's tool socket ${run}/tools.sock does not exist (the runner is not serving it); the call was not made`, isError: true }),
+    sees: (run) => ({ text: `refused: the runner's tool socket ${runSockets(run).tools} does not exist (the runner is not serving it); the call was not made`, isError: true }),
     recorded: false,
   },
 ];
@@ -126,7 +127,7 @@ for (const h of HARNESSES) {
         const api = await startScriptedApi();
         const url = api.url;
         const p = prepare(`${h.harness}-${i}`, h.example, url);
-        const stand = new ToolSocketStandIn(join(p.run, "tools.sock"), () => (arm.answer === "socket-removed" ? { ok: true, result: { id: "msg-1" } } : arm.answer));
+        const stand = new ToolSocketStandIn(runSockets(p.run).tools, () => (arm.answer === "socket-removed" ? { ok: true, result: { id: "msg-1" } } : arm.answer));
         await stand.start();
         try {
           expect(JSON.parse(p.plan.bundle["policy.json"]!).typedTools, "the plan gives the coder send_message").toContain(h.toolName);
@@ -169,7 +170,7 @@ describe("args outside the tool's schema", () => {
       const api = await startScriptedApi();
       const url = api.url;
       const p = prepare(`${h.harness}-bad-args`, h.example, url);
-      const stand = new ToolSocketStandIn(join(p.run, "tools.sock"), () => ({ ok: false, error: "refused: body is required" }));
+      const stand = new ToolSocketStandIn(runSockets(p.run).tools, () => ({ ok: false, error: "refused: body is required" }));
       await stand.start();
       try {
         api.replaceScript(scriptOf([{ tool_use: { name: h.toolName, input: BAD } }, { text: "turn-finished-bad" }]));

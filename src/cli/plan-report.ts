@@ -1,12 +1,14 @@
 import type { FsView } from "../core/gate/fs-view.ts";
 import { binds } from "../core/sandbox/binds.ts";
 import { bwrapArgv } from "../core/sandbox/bwrap-argv.ts";
-import { renderArgvLines, renderBindLines } from "../core/sandbox/render.ts";
+import { dropToSession } from "../core/sandbox/identity.ts";
+import { renderCommandLines, renderBindLines } from "../core/sandbox/render.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../core/sandbox/types.ts";
 
 export interface PlanReport {
   spec: SandboxSpec;
   binds: Bind[];
+  /** The launcher's command: bwrap's argv, behind a root caller's drop to the session's identity. */
   argv: string[];
   probe: { ok: boolean; bwrapVersion: string | null; problem: string | null };
 }
@@ -14,7 +16,7 @@ export interface PlanReport {
 /** The whole plan for one spec on one host; throws a MosaicError for a bad spec. */
 export function planReport(spec: SandboxSpec, facts: HostFacts, problem: string | null, fs: FsView): PlanReport {
   const table = binds(spec, facts, fs);
-  return { spec, binds: table, argv: bwrapArgv(spec, facts, table), probe: { ok: problem === null, bwrapVersion: facts.bwrapVersion, problem } };
+  return { spec, binds: table, argv: [...dropToSession(facts), ...bwrapArgv(spec, facts, table)], probe: { ok: problem === null, bwrapVersion: facts.bwrapVersion, problem } };
 }
 
 export function renderPlanText(r: PlanReport): string {
@@ -29,8 +31,8 @@ export function renderPlanText(r: PlanReport): string {
     "Bind table (mount order)",
     ...renderBindLines(r.binds).map((l) => `  ${l}`),
     "",
-    "bwrap argv",
-    ...renderArgvLines(r.argv).map((l) => `  ${l}`),
+    r.argv[0] === "bwrap" ? "bwrap argv" : "bwrap argv, run as the session's own uid",
+    ...renderCommandLines(r.argv).map((l) => `  ${l}`),
     "",
     `Probe: ${probe}`,
     "",

@@ -19,8 +19,9 @@ const base = {
   bwrapVersion: "bubblewrap 0.8.0",
   arch: "x64",
   runnerNode: "/srv/mosaic/.scratch/state/runner-node/node-24.21.0-126595440",
-  pidsCgroup: null,
+  cgroups: { pids: null, memory: null },
   uid: 1000,
+  session: { uid: 1000, gid: 1000 },
 } satisfies HostFacts;
 
 export const HOST_LAYOUTS: Readonly<Record<string, { why: string; facts: HostFacts }>> = {
@@ -32,6 +33,15 @@ export const HOST_LAYOUTS: Readonly<Record<string, { why: string; facts: HostFac
   "node-opt": {
     why: "node installed under /opt behind a version link",
     facts: { ...base, node: { path: "/opt/node/bin/node", realPath: "/opt/node-v24.21.0-linux-x64/bin/node" } },
+  },
+  "root-caller": {
+    why: "the launcher runs as root: the session drops to uid 65534, in its own pids and memory cgroups",
+    facts: {
+      ...base,
+      uid: 0,
+      session: { uid: 65534, gid: 65534 },
+      cgroups: { pids: "/sys/fs/cgroup/pids/mosaic-sessions", memory: "/sys/fs/cgroup/memory/mosaic-sessions" },
+    },
   },
   "claude-outside-usr": {
     why: "the pinned Claude Code binary lives outside /usr",

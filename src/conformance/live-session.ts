@@ -22,6 +22,7 @@ import { runConfined } from "./sandbox-run.ts";
 import { realFsView } from "../host/fs-view.ts";
 import { egressLogPath, serveModelProxy } from "../host/model-proxy.ts";
 import { MODEL_PORT } from "../core/network/egress.ts";
+import { runSockets } from "../core/runner/run-paths.ts";
 import { upstreamCredential } from "../core/network/placeholder.ts";
 
 export const CLAUDE_BIN = join(REPO_ROOT, "node_modules/.bin/claude");
@@ -34,9 +35,9 @@ export function modelFrontFiles(): string[] {
   return importGraph([MODEL_FRONT]).files;
 }
 
-/** The argv that puts the front before a harness command: the model port forwarded to `<run>/model.sock`. */
+/** The argv that puts the front before a harness command: the model port forwarded to `<run>/sock/model.sock`. */
 export function modelFrontArgv(node: string, run: string, port = MODEL_PORT): string[] {
-  return [node, MODEL_FRONT, String(port), join(run, "model.sock")];
+  return [node, MODEL_FRONT, String(port), runSockets(run).model];
 }
 
 /**
@@ -91,8 +92,9 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
   const ws = join(R, "data/workspaces/acme", name);
   const run = join(R, "data/runs", name);
   const home = join(run, "home-seed");
-  for (const d of [ws, home, join(run, "home"), join(run, "turns")]) mkdirSync(d, { recursive: true });
+  for (const d of [ws, home, join(run, "home"), join(run, "turns"), join(run, "sock")]) mkdirSync(d, { recursive: true });
   chmodSync(join(run, "home"), 0o700);
+  chmodSync(join(run, "sock"), 0o700);
   // The host's record of the session; binds() mounts it read-only, so it must exist.
   writeFileSync(join(run, "session.json"), JSON.stringify({ run: name }) + "\n");
 
@@ -166,12 +168,12 @@ export async function runLiveTurn(s: LiveSession, message: string, table: Bind[]
   const argv = editArgv(bwrapArgv(s.spec, s.facts, table));
   const dd = argv.lastIndexOf("--");
   // The session's network is its own loopback: the front forwards the model port to the host's
-  // proxy on <run>/model.sock, which adds the real credential and logs each request.
-  const socket = join(s.run, "model.sock");
+  // proxy on <run>/sock/model.sock, which adds the real credential and logs each request.
+  const socket = runSockets(s.run).model;
   const proxy = serveModelProxy({ socket, upstream: s.apiUrl, credential: upstreamCredential(s.plan.credentialSet, s.hostEnv), mode: "model-only", egressLog: s.egressLog });
   await proxy.listening;
   const inner = ["/bin/sh", "-c", 'cp -a "$0/." "$HOME/" && cd "$1" && shift 2 && exec "$@"', s.home, s.plan.adapter.cwd, "_", ...modelFrontArgv(s.facts.node.path, s.run, s.modelPort), ...s.plan.adapter.argv, message];
-  const r = await runConfined({ command: [...argv.slice(0, dd + 1), ...inner], env: s.plan.adapter.env, facts: s.facts, timeoutMs: 60_000 }).finally(() => proxy.close());
+  const r = await runConfined({ command: [...argv.slice(0, dd + 1), ...inner], env: s.plan.adapter.env, facts: s.facts, timeoutMs: 60_000, asSession: { trees: [s.ws, s.run] } }).finally(() => proxy.close());
   appendFileSync(join(s.run, "turns/turn.log"), [`$ ${s.plan.adapter.argv.join(" ")} ${message}`, `exit ${r.status} signal ${r.signal} timedOut ${r.timedOut}`, "-- stdout", r.stdout, "-- stderr", r.stderr, ""].join("\n"));
   return r;
 }

@@ -8,6 +8,7 @@ import { bwrapArgv } from "../core/sandbox/bwrap-argv.ts";
 import type { Bind } from "../core/sandbox/types.ts";
 import { parseInstance, parseSettings, type LaunchSettings, type ResolvedInstance } from "../core/launch/instance.ts";
 import { launch, prepareLaunch, start, type LaunchRequest, type PreparedLaunch, type Session } from "../host/launcher.ts";
+import { readHostFacts } from "../host/host-facts.ts";
 import { startBroker, type StandInBroker } from "./broker/server.ts";
 import { REPO_ROOT } from "./golden.ts";
 import { makeScratch } from "./scratch.ts";
@@ -39,7 +40,9 @@ export async function makeRuntimeWorld(label: string): Promise<RuntimeWorld> {
   mkdirSync(join(data, "runs/other-run"), { recursive: true });
   writeFileSync(join(data, "runs/other-run/session.json"), `{"other":"${stand.secret}"}\n`);
   mkdirSync(join(root, "b"));
-  const broker = await startBroker({ dir: join(root, "b") });
+  // A root host's sessions run as their own uid: the broker's sockets are theirs to connect to.
+  const facts = readHostFacts({ repo: REPO_ROOT });
+  const broker = await startBroker({ dir: join(root, "b"), sessions: facts.uid === 0 ? facts.session : null });
   const stateDir = join(root, "state");
   const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
   const hostEnv: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", HOME: stand.founderHome };

@@ -1,7 +1,8 @@
 import { dirname, join } from "node:path";
 import type { HostFacts } from "../core/sandbox/types.ts";
-import { SESSION_LIMITS } from "../core/sandbox/limits.ts";
-import { makeSessionCgroup, removeSessionCgroup } from "../host/pids-cgroup.ts";
+import { dropToSession } from "../core/sandbox/identity.ts";
+import { handOver } from "../host/handover.ts";
+import { makeSessionCgroups, removeSessionCgroups } from "../host/session-cgroups.ts";
 import { prepareRunnerNode } from "../host/runner-node.ts";
 import { prepareSeccompFile } from "../host/sandbox-probe.ts";
 import { spawnSandbox } from "../host/sandbox-spawn.ts";
@@ -17,31 +18,40 @@ export interface ConfinedRun {
   stdin?: string;
   /** A seccomp program other than the shipped one (a control with a rule dropped). */
   seccomp?: Uint8Array;
-  /** false: no pids cgroup even as root (a control). */
-  cgroup?: boolean;
+  /** Which of a root host's session cgroups to make; a control leaves one out. Default: both. */
+  cgroups?: { pids: boolean; memory: boolean };
+  /**
+   * Run as the launcher runs a session: a root caller hands these trees (the workspace and run) to
+   * the session's identity and drops to it before bwrap. Without it the command runs as given.
+   */
+  asSession?: { trees: readonly string[] };
 }
 
 /**
  * Runs one sandbox the way the launcher does (spawnSandbox: the seccomp program on its descriptor,
- * a root host's pids cgroup) and collects its output. Killed with its whole group at the timeout.
+ * a root host's pids and memory cgroups) and collects its output. Killed with its whole group at the timeout.
  */
 export async function runConfined(r: ConfinedRun): Promise<ProcessResult> {
   const stateDir = dirname(dirname(r.facts.runnerNode));
   prepareRunnerNode(r.facts.runnerNode, r.facts.node.path);
   const seccompFile = prepareSeccompFile(stateDir, r.facts.arch, r.seccomp);
-  const cg = r.cgroup !== false && r.facts.uid === 0 && r.facts.pidsCgroup !== null
-    ? makeSessionCgroup(r.facts.pidsCgroup, `live-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`, SESSION_LIMITS.tasks.value)
-    : null;
+  const want = r.cgroups ?? { pids: true, memory: true };
+  const cg = r.facts.uid === 0
+    ? makeSessionCgroups({ pids: want.pids ? r.facts.cgroups.pids : null, memory: want.memory ? r.facts.cgroups.memory : null }, `live-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`)
+    : [];
+  let command = r.command;
+  if (r.asSession !== undefined && r.facts.uid === 0) {
+    for (const t of r.asSession.trees) handOver(t, r.facts.session);
+    command = [...dropToSession(r.facts), ...command];
+  }
   try {
-    const child = spawnSandbox({ command: r.command, env: r.env, seccompFile, cgroupProcs: cg === null ? null : join(cg, "cgroup.procs"), stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawnSandbox({ command, env: r.env, seccompFile, cgroupProcs: cg.map((c) => join(c, "cgroup.procs")), stdio: ["pipe", "pipe", "pipe"] });
     const result = collectProcess(child, r.timeoutMs);
     child.stdin!.on("error", () => {});
     child.stdin!.end(r.stdin ?? "");
     return await result;
   } finally {
-    if (cg !== null) {
-      // The pids of a dead sandbox leave the cgroup a moment after its last process exits.
-      for (let i = 0; i < 50 && !removeSessionCgroup(cg); i++) await new Promise((ok) => setTimeout(ok, 20));
-    }
+    // The pids of a dead sandbox leave the cgroup a moment after its last process exits.
+    await removeSessionCgroups(cg);
   }
 }

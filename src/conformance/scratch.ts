@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "./golden.ts";
 
@@ -18,6 +18,8 @@ export function makeScratch(label: string): { root: string; remove: () => void }
   const base = scratchBase();
   mkdirSync(base, { recursive: true });
   const root = mkdtempSync(join(base, `${label}-`));
+  // A root caller's sessions run as their own uid, which must reach what the world binds.
+  chmodSync(root, 0o755);
   return {
     root,
     remove: () => {

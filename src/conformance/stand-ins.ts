@@ -6,7 +6,7 @@ export interface StandIns {
   founderHome: string;
   /** The recognisable value every stand-in carries; it must never reach the model. */
   secret: string;
-  files: { sshKey: string; secretsEnv: string; mosaicState: string; gitCredentials: string; otherWorkspace: string };
+  files: { sshKey: string; secretsEnv: string; mosaicState: string; gitCredentials: string; otherWorkspace: string; bashrc: string };
 }
 
 export function plantStandIns(root: string): StandIns {
@@ -18,6 +18,7 @@ export function plantStandIns(root: string): StandIns {
     mosaicState: join(founderHome, ".mosaic/state.json"),
     gitCredentials: join(founderHome, ".git-credentials"),
     otherWorkspace: join(root, "data/workspaces/acme/other/secret.txt"),
+    bashrc: join(founderHome, ".bashrc"),
   };
   const bodies: Record<keyof typeof files, string> = {
     sshKey: `-----BEGIN STAND-IN KEY----- ${secret}\n`,
@@ -25,6 +26,7 @@ export function plantStandIns(root: string): StandIns {
     mosaicState: `{"founder":"${secret}"}\n`,
     gitCredentials: `https://founder:${secret}@forge.invalid\n`,
     otherWorkspace: `another workspace ${secret}\n`,
+    bashrc: `# the founder's shell start-up, a stand-in ${secret}\n`,
   };
   for (const k of Object.keys(files) as Array<keyof typeof files>) {
     mkdirSync(dirname(files[k]), { recursive: true });

@@ -3,7 +3,8 @@ import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { TOP_LINKS, type HostFacts, type TopEntry } from "../core/sandbox/types.ts";
-import { findPidsCgroup } from "./pids-cgroup.ts";
+import { sessionIdentity } from "../core/sandbox/identity.ts";
+import { findSessionCgroupBases } from "./session-cgroups.ts";
 import { runnerNodePath } from "./runner-node.ts";
 
 /** The host's own state (the runner's execute-only node): MOSAIC_STATE_DIR, else under the checkout's ignored .scratch/. */
@@ -26,8 +27,9 @@ export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwr
     bwrapVersion: readBwrapVersion(opts.bwrap ?? "bwrap"),
     arch: process.arch,
     runnerNode: runnerNodePath(opts.stateDir ?? stateDirOf(opts.repo, env), process.execPath, process.versions.node),
-    pidsCgroup: uid === 0 ? findPidsCgroup() : null,
+    cgroups: uid === 0 ? findSessionCgroupBases() : { pids: null, memory: null },
     uid,
+    session: sessionIdentity({ uid, gid: process.getgid?.() ?? -1 }, env),
   };
 }
 

@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Placeholder } from "../core/sandbox/protected.ts";
+import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
 
 /** One launch as the host records it: enough for the next host to find and end it. */
 export interface LaunchRecord {
@@ -11,7 +12,13 @@ export interface LaunchRecord {
   pid: number;
   startedAt: string;
   placeholders: Placeholder[];
-  cgroup: string | null;
+  /** The session's cgroups (a root caller's): removed when it ends. */
+  cgroups: string[];
+  /** The session's workspace, and where the end-of-session check moves what it finds there. */
+  workspace?: string;
+  quarantine?: string;
+  /** The end-of-session check's report, once the session has ended. */
+  check?: WorkspaceCheck | null;
   end: { reason: string; at: string; detail: string } | null;
 }
 
@@ -32,10 +39,10 @@ export class LaunchRegistry {
     appendFileSync(join(this.dir, "launches.log"), `${new Date().toISOString()} ${r.end === null ? "started" : `ended ${r.end.reason}`} ${r.run} pid ${r.pid}${r.end === null ? "" : `: ${r.end.detail}`}\n`);
   }
 
-  end(run: string, reason: string, detail: string): LaunchRecord | null {
+  end(run: string, reason: string, detail: string, check: WorkspaceCheck | null = null): LaunchRecord | null {
     const r = this.get(run);
     if (r === null || r.end !== null) return r;
-    const ended = { ...r, end: { reason, at: new Date().toISOString(), detail } };
+    const ended = { ...r, check, end: { reason, at: new Date().toISOString(), detail } };
     this.record(ended);
     return ended;
   }

@@ -10,16 +10,20 @@ import { MosaicError } from "../core/errors.ts";
 import { decideLaunch, type LaunchPlan } from "../core/launch/decide-launch.ts";
 import type { LaunchSettings, ResolvedInstance } from "../core/launch/instance.ts";
 import type { RefusalCode } from "../core/route/refusals.ts";
-import { SESSION_LIMITS } from "../core/sandbox/limits.ts";
+import { sessionCgroupName } from "../core/sandbox/cgroups.ts";
+import { bindNeeds, reachProblem } from "../core/sandbox/reach.ts";
 import type { HostFacts } from "../core/sandbox/types.ts";
 import { launchEndReason, sessionExit, type SessionEnd } from "../core/session/exit.ts";
-import { planSession, RUNNER_ENTRY, type AdapterChoice, type SessionPlan } from "../core/session/plan-session.ts";
+import { planSession, RUNNER_ENTRY, sessionCommand, type AdapterChoice, type SessionPlan } from "../core/session/plan-session.ts";
 import type { SessionFile } from "../core/runner/session-file.ts";
 import { readHostFacts } from "./host-facts.ts";
 import { importGraph } from "./import-graph.ts";
 import { readLaunchFacts } from "./launch-facts.ts";
 import { LaunchRegistry } from "./launch-registry.ts";
-import { makeSessionCgroup, removeSessionCgroup } from "./pids-cgroup.ts";
+import { makeSessionCgroups, removeSessionCgroups } from "./session-cgroups.ts";
+import { handOver } from "./handover.ts";
+import { statChain } from "./reach.ts";
+import { holdToolSocket, type HeldSocket } from "./tool-socket-listen.ts";
 import { removePlaceholders } from "./placeholders.ts";
 import { prepareRunnerNode } from "./runner-node.ts";
 import { prepareSeccompFile } from "./sandbox-probe.ts";
@@ -29,8 +33,10 @@ import { realFsView } from "./fs-view.ts";
 import { writeBundle } from "./write-bundle.ts";
 import { warmGateCache } from "./warm-gate-cache.ts";
 import { MCP_SERVER_PACKAGES } from "./mcp-packages.ts";
-import { egressLogPath, serveModelProxy, type ModelProxy } from "./model-proxy.ts";
+import { egressLogPath, serveModelProxy, type ModelProxy, type ModelProxyOptions } from "./model-proxy.ts";
 import { upstreamCredential, upstreamUrl } from "../core/network/placeholder.ts";
+import { checkWorkspace } from "./workspace-check.ts";
+import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
 
 /** The bus, as the launcher needs it: a capability bound to the run, voided when the run ends. */
 export interface Bus {
@@ -55,11 +61,14 @@ export interface LaunchRequest {
   bwrap?: string;
   /** Where the model proxy sends this session's model calls; the host's ANTHROPIC_BASE_URL, else the public API. */
   modelUpstream?: string;
+  /** The model proxy's grants and bounds changed on purpose: a live test's positive control only. */
+  modelProxy?: Pick<ModelProxyOptions, "grants" | "limits">;
   /** Called when the session's bwrap has started, before the capability is written: a test's hook for the fork race. */
   onSpawn?: (child: ChildProcess) => void;
 }
 
-export type LaunchEnd = { end: SessionEnd; reason: string; stderr: string };
+/** How a session ended; `workspace`: the end-of-session check of its workspace (docs/hardening.md). */
+export type LaunchEnd = { end: SessionEnd; reason: string; stderr: string; workspace: WorkspaceCheck };
 
 export interface Session {
   run: string;
@@ -127,6 +136,12 @@ export function start(prepared: PreparedLaunch): Session {
   const plan = prepared.launch;
   const { instance, repo, runDir } = req;
 
+  // Before anything of the run is on disk: the session's identity can use every bind's source.
+  prepareRunnerNode(facts.runnerNode, facts.node.path);
+  checkReach(session, facts, [instance.workspace, runDir]);
+  // A root caller's session runs as its own unprivileged identity, which must own its workspace.
+  const owner = facts.uid === 0 ? facts.session : null;
+  if (owner !== null) handOver(instance.workspace, owner);
   // The run directory, from nothing: a refusal above left none behind.
   try {
     mkdirSync(runDir, { mode: 0o700 });
@@ -134,10 +149,11 @@ export function start(prepared: PreparedLaunch): Session {
     throw new MosaicError("run-dir-exists", runDir, `cannot make the run directory: ${(e as NodeJS.ErrnoException).code}; a run directory is made once per launch`);
   }
   const registry = new LaunchRegistry(join(req.stateDir, "launches"));
-  let cgroup: string | null = null;
+  let cgroups: string[] = [];
   let proxy: ModelProxy | null = null;
+  let tools: HeldSocket | null = null;
   try {
-    for (const d of ["turns", "session", join("session", "pi-agent")]) mkdirSync(join(runDir, d), { mode: 0o700 });
+    for (const d of ["turns", "session", join("session", "pi-agent"), "sock"]) mkdirSync(join(runDir, d), { mode: 0o700 });
     mkdirSync(join(runDir, "home"), { mode: 0o700 });
     chmodSync(join(runDir, "home"), 0o700);
     writeBundle(plan.bundleDir, plan.bundle);
@@ -153,18 +169,26 @@ export function start(prepared: PreparedLaunch): Session {
         credential: upstreamCredential(plan.credentialSet, req.hostEnv),
         mode: instance.network,
         egressLog: egressLogPath(req.stateDir, instance.run),
+        grants: instance.modelGrants,
+        ...req.modelProxy,
       });
+      // node binds a Unix socket's path synchronously in listen(): the file is there for bwrap to bind.
+      chmodSync(model.socket, 0o600);
     }
-    prepareRunnerNode(facts.runnerNode, facts.node.path);
+    tools = holdToolSocket(session.sessionFile.toolSocket.path, owner);
     const seccompFile = prepareSeccompFile(req.stateDir, facts.arch);
-    // Unique per launch: a cgroup a killed session left behind never blocks the next launch of the run.
-    if (facts.uid === 0) cgroup = makeSessionCgroup(facts.pidsCgroup!, `${instance.run}-${process.pid}-${Date.now().toString(36)}`, SESSION_LIMITS.tasks.value);
+    // The session owns its run directory; bundle/, session.json and sock/ stay read-only by their binds.
+    if (owner !== null) handOver(runDir, owner);
+    if (facts.uid === 0) cgroups = makeSessionCgroups(facts.cgroups, sessionCgroupName(instance.run, process.pid, Date.now()));
 
-    const child = spawnSandbox({ command: session.argv, env: session.env, seccompFile, cgroupProcs: cgroup === null ? null : join(cgroup, "cgroup.procs"), stdio: ["pipe", "ignore", "pipe"] });
+    // A root caller's session drops to its own identity here, whatever a control did to the argv.
+    const child = spawnSandbox({ command: sessionCommand(facts, session.argv), env: session.env, seccompFile, cgroupProcs: cgroups.map((c) => join(c, "cgroup.procs")), toolSocketFd: tools.fd, stdio: ["pipe", "ignore", "pipe"] });
+    // The sandbox holds its own copy of the tool socket now; the host never accepts on it.
+    tools.release();
     let stderr = "";
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.stdin!.on("error", () => {});
-    registry.record({ run: instance.run, instance: instance.instance, runDir, pid: child.pid!, startedAt: new Date().toISOString(), placeholders: session.placeholders, cgroup, end: null });
+    registry.record({ run: instance.run, instance: instance.instance, runDir, pid: child.pid!, startedAt: new Date().toISOString(), placeholders: session.placeholders, cgroups, workspace: instance.workspace, quarantine: join(req.stateDir, "quarantine", instance.run), end: null });
     req.onSpawn?.(child);
     // The capability goes on the runner's stdin, never to disk, argv or the environment.
     const cap = req.bus.issueCapability({ run: instance.run, instance: instance.instance });
@@ -180,12 +204,15 @@ export function start(prepared: PreparedLaunch): Session {
         const end = sessionExit(code, signal);
         const reason = end.kind === "code" ? launchEndReason(end.code) : "killed";
         removePlaceholders(session.placeholders);
-        const cg = cgroup;
+        rmSync(session.sessionFile.toolSocket.path, { force: true });
+        const cg = cgroups;
         void (async () => {
           await Promise.race([new Promise((r) => child.once("close", r)), new Promise((r) => setTimeout(r, 500))]);
-          if (cg !== null) for (let i = 0; i < 50 && !removeSessionCgroup(cg); i++) await new Promise((r) => setTimeout(r, 20));
-          registry.end(instance.run, reason, end.kind === "code" ? `exit ${end.code}` : end.signal);
-          resolve({ end, reason, stderr });
+          await removeSessionCgroups(cg);
+          // Nothing of the session runs now: what it left for the host's git to run or write through goes.
+          const workspace = checkWorkspace(instance.workspace, join(req.stateDir, "quarantine", instance.run)); // safety: ws-check-at-end
+          registry.end(instance.run, reason, end.kind === "code" ? `exit ${end.code}` : end.signal, workspace);
+          resolve({ end, reason, stderr, workspace });
         })();
       });
     });
@@ -208,8 +235,20 @@ export function start(prepared: PreparedLaunch): Session {
     return { run: instance.run, runDir, pid: child.pid!, plan: session, exited, stderr: () => stderr, stop };
   } catch (e) {
     void proxy?.close();
-    if (cgroup !== null) removeSessionCgroup(cgroup);
+    tools?.release();
+    void removeSessionCgroups(cgroups);
     rmSync(runDir, { recursive: true, force: true });
     throw e;
+  }
+}
+
+/**
+ * Refuses a plan whose bind sources the session's identity cannot use (BIND_NEEDS), naming the
+ * path, before bwrap fails on it with "Can't find source path".
+ */
+function checkReach(session: SessionPlan, facts: HostFacts, owned: readonly string[]): void {
+  for (const n of bindNeeds(session.binds, owned)) {
+    const why = reachProblem(facts.session, statChain(n.source), n.need);
+    if (why !== null) throw new MosaicError("bind-unreachable", n.source, `the session (uid ${facts.session.uid}) cannot use this ${n.row} bind: ${why}`);
   }
 }

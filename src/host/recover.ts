@@ -1,16 +1,19 @@
 import type { Bus } from "./launcher.ts";
 import type { LaunchRegistry } from "./launch-registry.ts";
-import { removeSessionCgroup } from "./pids-cgroup.ts";
+import { removeSessionCgroups } from "./session-cgroups.ts";
 import { removePlaceholders } from "./placeholders.ts";
 import { childrenOf, findSessionBwraps, isAlive } from "./session-procs.ts";
+import { checkWorkspace } from "./workspace-check.ts";
+import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
 
 /**
  * What the next host does about sessions a host that died hard left behind (seed 002): finds each
  * open launch's bwrap by its command line, kills it and its runner, voids the run's capabilities,
- * removes its placeholders and cgroup, and ends the launch as host-lost.
+ * removes its placeholders and cgroup, checks its workspace as a session's end does, and ends the
+ * launch as host-lost.
  */
-export async function recover(registry: LaunchRegistry, bus: Pick<Bus, "endRun">): Promise<Array<{ run: string; killed: number[]; survivors: number[] }>> {
-  const out: Array<{ run: string; killed: number[]; survivors: number[] }> = [];
+export async function recover(registry: LaunchRegistry, bus: Pick<Bus, "endRun">): Promise<Array<{ run: string; killed: number[]; survivors: number[]; workspace: WorkspaceCheck | null }>> {
+  const out: Array<{ run: string; killed: number[]; survivors: number[]; workspace: WorkspaceCheck | null }> = [];
   for (const r of registry.open()) {
     // Voided first: a runner that somehow outlives its bwrap stops at its next poll.
     bus.endRun(r.run);
@@ -36,9 +39,10 @@ export async function recover(registry: LaunchRegistry, bus: Pick<Bus, "endRun">
       }
     }
     removePlaceholders(r.placeholders);
-    if (r.cgroup !== null) for (let i = 0; i < 50 && !removeSessionCgroup(r.cgroup); i++) await new Promise((ok) => setTimeout(ok, 20));
-    registry.end(r.run, "host-lost", bwraps.length > 0 ? `found by its command line and killed (bwrap ${killed.join(", ")})` : "no process left");
-    out.push({ run: r.run, killed, survivors });
+    await removeSessionCgroups(r.cgroups ?? []);
+    const workspace = r.workspace !== undefined && r.quarantine !== undefined ? checkWorkspace(r.workspace, r.quarantine) : null; // safety: ws-check-on-recover
+    registry.end(r.run, "host-lost", bwraps.length > 0 ? `found by its command line and killed (bwrap ${killed.join(", ")})` : "no process left", workspace);
+    out.push({ run: r.run, killed, survivors, workspace });
   }
   return out;
 }

@@ -3,13 +3,14 @@ import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from "node:
 import { dirname, join } from "node:path";
 import { sha256Bytes } from "../core/bundle/digest.ts";
 import { SECCOMP_FD } from "../core/sandbox/bwrap-argv.ts";
-import { SESSION_LIMITS } from "../core/sandbox/limits.ts";
 import { hostProblem, probeSteps } from "../core/sandbox/probe-plan.ts";
 import { seccompArchOf, seccompProgram } from "../core/sandbox/seccomp.ts";
 import type { HostFacts } from "../core/sandbox/types.ts";
-import { makeSessionCgroup, removeSessionCgroup } from "./pids-cgroup.ts";
+import { dropToSession } from "../core/sandbox/identity.ts";
+import { makeSessionCgroups, removeSessionCgroup } from "./session-cgroups.ts";
 import { prepareRunnerNode } from "./runner-node.ts";
 import { findOnPath } from "./host-facts.ts";
+import { joinCgroups } from "./sandbox-spawn.ts";
 
 export const BWRAP_MISSING_HINT = "install it with `apt-get install bubblewrap` (Debian, Ubuntu) or your distribution's bubblewrap package";
 export const PROBE_TIMEOUT_MS = 10_000;
@@ -28,14 +29,14 @@ export function prepareSeccompFile(stateDir: string, arch: string, bytes?: Uint8
 
 type Run = (args: string[]) => { ok: true } | { ok: false; line: string };
 
-function runBwrap(bwrap: string, seccompFile: string, cgroupProcs: string | null, timeoutMs: number): Run {
+function runBwrap(bwrap: string, drop: string[], seccompFile: string, cgroupProcs: string[], timeoutMs: number): Run {
   return (args) => {
     const fd = openSync(seccompFile, "r");
     try {
-      const [cmd, argv] = cgroupProcs === null ? [bwrap, args] : ["/bin/sh", ["-c", 'echo $$ > "$0" && exec "$@"', cgroupProcs, bwrap, ...args]];
+      const [cmd, ...argv] = joinCgroups(cgroupProcs, [...drop, bwrap, ...args]);
       const stdio: Array<"ignore" | "pipe" | number> = ["ignore", "ignore", "pipe"];
       stdio[SECCOMP_FD] = fd;
-      const r = spawnSync(cmd, argv, { encoding: "utf8", stdio, timeout: timeoutMs, killSignal: "SIGKILL" });
+      const r = spawnSync(cmd!, argv, { encoding: "utf8", stdio, timeout: timeoutMs, killSignal: "SIGKILL" });
       if (r.error) {
         const code = (r.error as NodeJS.ErrnoException).code;
         if (code === "ENOENT") return { ok: false, line: `bwrap is missing (${bwrap} not found): ${BWRAP_MISSING_HINT}` };
@@ -66,18 +67,18 @@ export function sandboxProblem(facts: HostFacts, opts: { bwrap?: string; stateDi
     return `bwrap is missing (${bwrap} not found): ${BWRAP_MISSING_HINT}`;
   // The runner's node lives at <stateDir>/runner-node/<name>.
   const dir = opts.stateDir ?? dirname(dirname(facts.runnerNode));
-  let cgroup: string | null = null;
+  let cgroups: string[] = [];
   try {
     prepareRunnerNode(facts.runnerNode, facts.node.path);
     const seccomp = prepareSeccompFile(dir, facts.arch);
-    if (facts.pidsCgroup !== null) {
+    if (facts.uid === 0) {
       try {
-        cgroup = makeSessionCgroup(facts.pidsCgroup, `probe-${process.pid}-${Date.now()}`, SESSION_LIMITS.tasks.value);
+        cgroups = makeSessionCgroups(facts.cgroups, `probe-${process.pid}-${Date.now()}`);
       } catch (e) {
-        return `a pids cgroup cannot be made under ${facts.pidsCgroup}: ${(e as Error).message}`;
+        return `the session cgroups cannot be made (pids under ${facts.cgroups.pids}, memory under ${facts.cgroups.memory}): ${(e as Error).message}`;
       }
     }
-    const run = runBwrap(bwrap, seccomp, cgroup === null ? null : join(cgroup, "cgroup.procs"), opts.timeoutMs ?? PROBE_TIMEOUT_MS);
+    const run = runBwrap(bwrap, dropToSession(facts), seccomp, cgroups.map((c) => join(c, "cgroup.procs")), opts.timeoutMs ?? PROBE_TIMEOUT_MS);
     const steps = probeSteps(facts);
     const full = run(steps.at(-1)!.args);
     if (full.ok) return null;
@@ -90,6 +91,6 @@ export function sandboxProblem(facts: HostFacts, opts: { bwrap?: string; stateDi
   } catch (e) {
     return `the sandbox could not be prepared: ${(e as Error).message}`;
   } finally {
-    if (cgroup !== null) removeSessionCgroup(cgroup);
+    for (const c of cgroups) removeSessionCgroup(c);
   }
 }

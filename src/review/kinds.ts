@@ -53,6 +53,12 @@ export const GOLDEN_KINDS: readonly GoldenKind[] = [
   { id: "egress-allow", what: "EGRESS_ALLOW: the requests the model proxy forwards", matches: (p) => p === "goldens/network/egress-allow.txt", parse: table("egress-allow") },
   { id: "network-modes", what: "NETWORK_MODES: what the policy's network field may say", matches: (p) => p === "goldens/network/network-modes.txt", parse: table("network-mode") },
   { id: "egress-decisions", what: "the model proxy's decision for each request a session might send", matches: (p) => p === "goldens/network/egress-decisions.txt", parse: parseEgress },
+  { id: "model-betas", what: "BETA_ALLOW: the anthropic-beta values the model proxy passes", matches: (p) => p === "goldens/network/model-betas.txt", parse: table("model-beta") },
+  { id: "model-grants", what: "MODEL_GRANTS: the server-side features a policy may grant", matches: (p) => p === "goldens/network/model-grants.txt", parse: table("model-grant") },
+  { id: "model-body-tables", what: "what a model call's body may hold: fields, tool types, content blocks, source types", matches: (p) => p === "goldens/network/model-body-tables.txt", parse: lines("model-body-row") },
+  { id: "model-decisions", what: "the model proxy's body and header decision for each request a session might send", matches: (p) => p === "goldens/network/model-body-decisions.txt" || p === "goldens/network/model-header-decisions.txt", parse: lines("model-decision") },
+  { id: "proxy-limits", what: "PROXY_LIMITS: what one session's model proxy may cost the host, and the size decisions", matches: (p) => p === "goldens/network/proxy-limits.txt", parse: lines("proxy-limit") },
+  { id: "egress-log-budget", what: "EGRESS_LOG_BUDGET: how much of a run's refusals the host's egress log keeps", matches: (p) => p === "goldens/network/egress-log-budget.txt", parse: table("egress-log-budget") },
   { id: "tool-catalog", what: "the typed tool catalog", matches: (p) => p === "goldens/tools/catalog.txt", parse: table("tool") },
   { id: "cli-plan", what: "`mosaic-harness plan`: the bind table and bwrap argv as printed", matches: (p) => under("goldens/cli/", ".txt")(p) && p.includes("/plan."), parse: parsePlan },
   { id: "seccomp", what: "the seccomp filter: instructions, denied syscalls, its sha256", matches: (p, h) => p.endsWith(".txt") && (/^goldens\/(.+\/)?seccomp[^/]*(\/|\.txt$)/.test(p) || h.startsWith("# seccomp")), parse: parseSeccomp },
@@ -61,6 +67,7 @@ export const GOLDEN_KINDS: readonly GoldenKind[] = [
   { id: "model-script", what: "the scripted model's format: load errors and SSE bodies (verification engine)", matches: (p) => under("goldens/model-script/", ".txt")(p), parse: lines("model-script-line") },
   { id: "tool-fail-closed", what: "what the model sees when a typed tool call could not be made", matches: (p) => p === "goldens/tools/fail-closed.txt", parse: lines("fail-closed-line") },
   { id: "review-report", what: "the review's own report on a fixture diff", matches: (p) => under("goldens/review/", ".txt")(p), parse: parseReviewReport },
+  { id: "workspace-check", what: "the end-of-session check's findings and remedies for a declarative workspace", matches: (p) => under("goldens/workspace/", ".txt")(p), parse: lines("workspace-check-line") },
 ];
 
 /** The kind of a golden, or null: then no change to it can be classified. */

@@ -73,6 +73,12 @@ function readCommand(tokens: readonly string[]): Record<string, string> {
   return { wrapper, limits, program: rest[0] ?? "", runner: rest.slice(1).join(" ") };
 }
 
+/** setpriv's identity options: who bwrap, and so the whole session, runs as. */
+function readIdentity(ops: readonly string[]): Record<string, string> {
+  const opt = (name: string) => ops.find((o) => o.startsWith(`--${name}=`))?.slice(name.length + 3) ?? "";
+  return { reuid: opt("reuid"), regid: opt("regid"), clearGroups: ops.includes("--clear-groups") ? "yes" : "no" };
+}
+
 /** One argv line to its fact; `afterRemount` is filled in once the whole argv is read. */
 function readArgvLine(l: Line, at: string): Fact {
   const t = l.text.trim();
@@ -85,6 +91,8 @@ function readArgvLine(l: Line, at: string): Fact {
   if (opt === "--unsetenv") return fact("bwrap-unsetenv", ops[0] ?? "", {}, l, at);
   if (opt === "--chdir") return fact("bwrap-chdir", "chdir", { dir: ops.join(" ") }, l, at);
   if (opt === "bwrap" && ops.length === 0) return fact("bwrap-program", "program", { program: opt }, l, at);
+  // A root caller's drop to the session's identity, on its own line before bwrap.
+  if (opt === "setpriv") return fact("bwrap-identity", "identity", readIdentity(ops), l, at);
   return fact("bwrap-option", opt, { operands: ops.join(" ") }, l, at);
 }
 

@@ -112,6 +112,14 @@ const JUMPS: readonly Jump[] = ["jt", "jf"];
 const landsOnDeny = (f: Fact, field: string, facts: readonly Fact[]) => f.fields[field] !== undefined && isDenyReturn(landingOf(f, f.fields[field]!, facts));
 const jumpLeftDeny = (c: Change, ctx: Context) => c.op === "changed" && landsOnDeny(c.before, c.field, ctx.before) && !landsOnDeny(c.after, c.field, ctx.after);
 const jumpReachedDeny = (c: Change, ctx: Context) => c.op === "changed" && !landsOnDeny(c.before, c.field, ctx.before) && landsOnDeny(c.after, c.field, ctx.after);
+/** A return that lets the call through. */
+const isAllowReturn = (f: Fact | undefined) => f !== undefined && f.fields.op === "ret" && actionWidth((f.fields.args ?? "").replace(/^#/, "")) >= 3;
+const landsOnAllow = (f: Fact, field: string, facts: readonly Fact[]) => f.fields[field] !== undefined && isAllowReturn(landingOf(f, f.fields[field]!, facts));
+/** A jump into a block that checks a call's arguments (its family, flags or request): not next, not a return. */
+const entersArgCheck = (f: Fact, facts: readonly Fact[]) => f.fields.op === "jeq" && f.fields.jt !== undefined && f.fields.jt !== "next" && (() => {
+  const t = landingOf(f, f.fields.jt!, facts);
+  return t !== undefined && t.fields.op !== "ret";
+})();
 /** A check that sends some calls to a kill or an errno: removing it lets them on. */
 const sendsToDeny = (f: Fact, facts: readonly Fact[]) => JUMPS.some((j) => landsOnDeny(f, j, facts));
 
@@ -135,6 +143,19 @@ const isMaskTest = (c: Change) => c.op === "changed" && c.before.fields.op === "
 
 /** A tmpfs's `--size` in bytes; none is no bound. */
 const sizeOf = (v: string) => (/^\d+$/.test(v) ? Number(v) : Infinity);
+/** The per-process memory bound of a `prlimit --data=N` wrapper; none is no bound. */
+const dataOf = (v: string) => {
+  const m = /--data[= ](\d+)/.exec(v);
+  return m ? Number(m[1]) : Infinity;
+};
+/** A uid or gid as setpriv names it; none (no drop) is the caller's, which for a root caller is 0. */
+const idOf = (v: string) => (/^\d+$/.test(v) ? Number(v) : 0);
+/** A mount with a size bound removed: what it covered falls back to the mount under it, unbounded. */
+const boundedRemoved = (c: Change) => c.op === "removed" && (c.before.fields.size ?? "") !== "";
+/** A read-only mount removed from inside the session's own /proc or /dev: the kernel's writable files there come back. */
+const kernelCoverRemoved = (c: Change, ctx: Context) => c.op === "removed" && mountWidth(c.before) === 1
+  && mountsOf(ctx.after, c.before.type).some((p) => p.key !== c.before.key && isWithin(c.before.key, p.key) && (p.fields.mode === "private" || p.fields.option === "--proc" || p.fields.option === "--dev"));
+
 /** The task bound of a `prlimit --nproc=N --` wrapper; none is no bound. */
 const nprocOf = (v: string) => {
   const m = /--nproc[= ](\d+)/.exec(v);
@@ -217,6 +238,8 @@ export const RULES: readonly Rule[] = [
   { id: "stand-in-over-rw-removed", verdict: "weakens", why: "an empty read-only stand-in or a private tmpfs inside a writable mount is gone: the session can create the path in the writable tree (.claude, .pi, .git/modules, HOME on the host's disk), and the host later loads what it finds there", types: MOUNT_TYPES, op: "removed", when: standInRemoved },
   { id: "mount-point-removed", verdict: "weakens", why: "a writable path bound onto itself inside a writable tree only made it a mount point, which cannot be renamed or removed: without it .git can be moved aside and replaced by a repository with hooks of the session's own", types: MOUNT_TYPES, op: "removed", when: mountPointRemoved },
   { id: "pinned-bind-removed", verdict: "weakens", why: "a host file bound read-only at another path (the pinned Claude Code or node binary) is gone: the session runs whatever it finds under that name, not the measured version", types: MOUNT_TYPES, op: "removed", when: (c) => c.op === "removed" && mountWidth(c.before) === 1 && c.before.fields.source !== "" && c.before.fields.source !== c.before.key },
+  { id: "bounded-tmpfs-removed", verdict: "weakens", why: "a tmpfs with a --size is gone: its path falls back to the mount under it, which holds as much as the host lets it (/dev/shm on --dev's tmpfs: half the host's RAM)", types: MOUNT_TYPES, op: "removed", when: boundedRemoved },
+  { id: "kernel-cover-removed", verdict: "weakens", why: "a read-only bind over part of the session's own /proc or /dev is gone: /proc/sys is writable again, and a kuid 0 session writes the host's sysctls (kernel.core_pattern runs a program as root)", types: MOUNT_TYPES, op: "removed", when: kernelCoverRemoved },
   { id: "mount-removed", verdict: "strengthens", why: "a mount gone: the session sees less of the host", types: MOUNT_TYPES, op: "removed" },
   { id: "mount-added", verdict: "weakens", why: "a new mount shows the session another path of the host, until shown otherwise", types: MOUNT_TYPES, op: "added" },
   { id: "mount-widened", verdict: "weakens", why: "a wider mode at the same mount point: ro to rw lets the session write the host's files", types: MOUNT_TYPES, op: "changed", fields: ["mode", "option"], when: widened },
@@ -246,6 +269,11 @@ export const RULES: readonly Rule[] = [
   { id: "pdeathsig-removed", verdict: "weakens", why: "the runner no longer dies with its bwrap: a host that died leaves it running unconfined by any host", types: ["bwrap-command"], op: "changed", fields: ["wrapper"], when: (c) => was(c, "wrapper").includes("--pdeathsig") && !now(c, "wrapper").includes("--pdeathsig") },
   { id: "pdeathsig-added", verdict: "strengthens", why: "the runner dies with its bwrap", types: ["bwrap-command"], op: "changed", fields: ["wrapper"], when: (c) => !was(c, "wrapper").includes("--pdeathsig") && now(c, "wrapper").includes("--pdeathsig") },
 
+  { id: "session-identity-removed", verdict: "weakens", why: "bwrap no longer drops to the session's own uid: a root caller's session runs as kuid 0, writes the host's sysctls, reads its 0600 files and plants setuid-root binaries", types: ["bwrap-identity"], op: "removed" },
+  { id: "session-identity-root", verdict: "weakens", why: "the session's identity is uid or gid 0 now, or keeps the caller's groups: what runs as it owns what a root caller owns", types: ["bwrap-identity"], op: "changed", when: (c) => idOf(now(c, "reuid")) === 0 || idOf(now(c, "regid")) === 0 || now(c, "clearGroups") !== "yes" },
+  { id: "session-identity-added", verdict: "strengthens", why: "bwrap drops to the session's own uid before it starts", types: ["bwrap-identity"], op: "added" },
+  { id: "memory-limit-loosened", verdict: "weakens", why: "the runner's prlimit --data is gone or higher: one process of the session can take the host's memory", types: ["bwrap-command"], op: "changed", fields: ["limits"], when: (c) => dataOf(now(c, "limits")) > dataOf(was(c, "limits")) },
+  { id: "memory-limit-tightened", verdict: "strengthens", why: "the runner's processes get a prlimit --data bound, or a lower one", types: ["bwrap-command"], op: "changed", fields: ["limits"], when: (c) => dataOf(now(c, "limits")) < dataOf(was(c, "limits")) },
   { id: "task-limit-loosened", verdict: "weakens", why: "the runner's prlimit --nproc is gone or higher: a user caller's session can fork until the host's pid table is full (a root caller's bound is the pids cgroup)", types: ["bwrap-command"], op: "changed", fields: ["limits"], when: (c) => nprocOf(now(c, "limits")) > nprocOf(was(c, "limits")) },
   { id: "task-limit-tightened", verdict: "strengthens", why: "the runner's tasks get a prlimit --nproc bound, or a lower one", types: ["bwrap-command"], op: "changed", fields: ["limits"], when: (c) => nprocOf(now(c, "limits")) < nprocOf(was(c, "limits")) },
   { id: "runner-node-readable", verdict: "weakens", why: "the runner runs on a node its user can read, not the execute-only copy: only a binary it may not read makes the kernel mark pid 1 not dumpable, so a process in the sandbox can read /proc/1/mem or /proc/1/environ, or trace it, and take the capability the runner holds (docs/hardening.md)", types: ["bwrap-command"], op: "changed", fields: ["program"], when: (c) => EXECUTE_ONLY_NODE.test(was(c, "program")) && !EXECUTE_ONLY_NODE.test(now(c, "program")) },
@@ -361,6 +389,9 @@ export const RULES: readonly Rule[] = [
   { id: "seccomp-jump-to-deny", verdict: "strengthens", why: "a jump lands on a kill or an errno return now: the calls it catches are stopped", types: ["seccomp-step", "seccomp-deny"], op: "changed", fields: JUMPS, when: jumpReachedDeny },
   { id: "seccomp-check-removed", verdict: "weakens", why: "a check that sent calls to a kill or an errno is gone (the x32 check, the architecture check): the calls it caught go on to the next check and may be allowed", types: ["seccomp-step"], op: "removed", when: (c, x) => c.op === "removed" && sendsToDeny(c.before, x.before) },
   { id: "seccomp-check-added", verdict: "strengthens", why: "a check that sends calls to a kill or an errno is added", types: ["seccomp-step"], op: "added", when: (c, x) => c.op === "added" && sendsToDeny(c.after, x.after) },
+  { id: "seccomp-arg-check-removed", verdict: "weakens", why: "a call no longer goes to the block that checks its arguments (socket's family, clone's flags, ioctl's request): it is allowed whatever they are, AF_VSOCK and AF_PACKET included", types: ["seccomp-step"], op: "removed", when: (c, x) => c.op === "removed" && entersArgCheck(c.before, x.before) },
+  { id: "seccomp-allow-jump-added", verdict: "weakens", why: "a new jump lands on an allow: the value it matches (a socket family, a netlink protocol) passes now", types: ["seccomp-step"], op: "added", when: (c, x) => c.op === "added" && JUMPS.some((j) => landsOnAllow(c.after, j, x.after)) },
+  { id: "seccomp-jump-to-allow", verdict: "weakens", why: "a jump that led to a further check now lands on an allow: what that check refused (netlink beyond NETLINK_ROUTE) passes", types: ["seccomp-step"], op: "changed", fields: JUMPS, when: (c, x) => c.op === "changed" && !landsOnAllow(c.before, c.field, x.before) && landsOnAllow(c.after, c.field, x.after) },
   { id: "seccomp-allow-return-added", verdict: "weakens", why: "the program gained a return that allows: a call it stopped may pass", types: ["seccomp-insn", "seccomp-step"], op: "added", when: (c) => now(c, "op") === "ret" && actionWidth(now(c, "args").replace(/^#/, "")) >= 3 },
   { id: "seccomp-deny-return-removed", verdict: "weakens", why: "the program lost a return that denies (kill, trap or an errno)", types: ["seccomp-insn", "seccomp-step"], op: "removed", when: (c) => was(c, "op") === "ret" && actionWidth(was(c, "args").replace(/^#/, "")) >= 0 && actionWidth(was(c, "args").replace(/^#/, "")) <= 1 },
   { id: "seccomp-deny-return-added", verdict: "strengthens", why: "the program gained a return that denies", types: ["seccomp-insn", "seccomp-step"], op: "added", when: (c) => now(c, "op") === "ret" && actionWidth(now(c, "args").replace(/^#/, "")) >= 0 && actionWidth(now(c, "args").replace(/^#/, "")) <= 1 },

@@ -4,16 +4,21 @@
 import { SECCOMP_RULES, type SeccompRules } from "../../core/sandbox/seccomp.ts";
 import type { Bind, SandboxSpec } from "../../core/sandbox/types.ts";
 
-/** What a control may change: the spec, the bind table, the argv, the seccomp rules, the cgroup. */
+/** What a control may change: the spec, the bind table, the argv, the seccomp rules, the cgroups, the identity. */
 export interface Planned {
   spec: SandboxSpec;
   binds: Bind[];
   /** Applied to the finished argv. */
   argv: Array<(a: string[]) => string[]>;
   seccomp: SeccompRules | null;
-  cgroup: boolean;
+  /** Which of a root host's session cgroups the sandbox joins. */
+  cgroups: { pids: boolean; memory: boolean };
+  /** A root caller's drop to the session's identity (dropToSession). */
+  dropSession: boolean;
   /** The node the runner runs on. */
   runnerNode: string;
+  /** Whether the host checks the workspace when the session ends, as the launcher does. */
+  endCheck: boolean;
 }
 
 export type Layer = { id: string; why: string; remove: (p: Planned, ctx: { readableNode: string; founderHome: string }) => Planned };
@@ -52,8 +57,17 @@ const fixed: Record<string, Layer> = {
     }),
   },
   "as-pid-1": { id: "as-pid-1", why: "--as-pid-1: the runner is pid 1, whom nothing inside can kill", remove: (p) => withArgv(p, dropTokens("--as-pid-1")) },
-  nproc: { id: "nproc", why: "prlimit --nproc before the runner", remove: (p) => withArgv(p, (a) => { const i = a.indexOf("prlimit"); return i === -1 ? a : [...a.slice(0, i), ...a.slice(i + 3)]; }) },
-  cgroup: { id: "cgroup", why: "the pids cgroup of a root host", remove: (p) => ({ ...p, cgroup: false }) },
+  nproc: { id: "nproc", why: "prlimit --nproc before the runner", remove: (p) => withArgv(p, (a) => a.filter((t) => !t.startsWith("--nproc="))) },
+  "rlimit-data": { id: "rlimit-data", why: "prlimit --data: each process's writable memory", remove: (p) => withArgv(p, (a) => a.filter((t) => !t.startsWith("--data="))) },
+  cgroup: { id: "cgroup", why: "the pids cgroup of a root host", remove: (p) => ({ ...p, cgroups: { ...p.cgroups, pids: false } }) },
+  "memory-cgroup": { id: "memory-cgroup", why: "the memory cgroup of a root host: the session's memory as a whole", remove: (p) => ({ ...p, cgroups: { ...p.cgroups, memory: false } }) },
+  "session-uid": { id: "session-uid", why: "a root caller's drop to the session's unprivileged uid", remove: (p) => ({ ...p, dropSession: false }) },
+  "proc-sys-ro": { id: "proc-sys-ro", why: "/proc/sys bound read-only", remove: (p) => withoutBind(p, (b) => b.row === "proc-sys") },
+  "unshare-uts": { id: "unshare-uts", why: "--unshare-uts: the session's own hostname and domainname", remove: (p) => withArgv(p, dropTokens("--unshare-uts")) },
+  "unshare-cgroup": { id: "unshare-cgroup", why: "--unshare-cgroup: the session's own cgroup root", remove: (p) => withArgv(p, dropTokens("--unshare-cgroup")) },
+  "shm-size": { id: "shm-size", why: "/dev/shm as its own bounded tmpfs", remove: (p) => withoutBind(p, (b) => b.row === "shm") },
+  "sockets-ro": { id: "sockets-ro", why: "sock/ bound read-only, so its sockets cannot be chmodded", remove: (p) => withoutBind(p, (b) => b.row === "sockets") },
+  "seccomp:socket-families": { id: "seccomp:socket-families", why: "the filter's socket family allowlist", remove: (p) => ({ ...p, seccomp: { ...(p.seccomp ?? SECCOMP_RULES), socketFamilies: null } }) },
   "tmp-size": { id: "tmp-size", why: "the size of /tmp's tmpfs", remove: (p) => ({ ...p, binds: p.binds.map((b) => (b.row === "tmp" ? { ...b, size: undefined } : b)) }) },
   "home-size": { id: "home-size", why: "the size of HOME's tmpfs", remove: (p) => ({ ...p, binds: p.binds.map((b) => (b.row === "home" ? { ...b, size: undefined } : b)) }) },
   "bundle-ro": { id: "bundle-ro", why: "bundle/ bound read-only", remove: (p) => withoutBind(p, (b) => b.row === "bundle") },
@@ -65,6 +79,7 @@ const fixed: Record<string, Layer> = {
   },
   "no-launch-socket": { id: "no-launch-socket", why: "the launch socket only for a launching role", remove: (p) => ({ ...p, spec: { ...p.spec, mayLaunch: true } }) },
   "no-other-workspace": { id: "no-other-workspace", why: "no other workspace in the bind table", remove: (p) => p },
+  "end-check": { id: "end-check", why: "the host's check of the workspace when the session ends (src/host/workspace-check.ts)", remove: (p) => ({ ...p, endCheck: false }) },
 };
 
 /** A layer by id: a fixed one, `seccomp:<syscall or ioctl>`, or `protected:<path>`. */

@@ -2,9 +2,12 @@
 // layers that stop each attempt, and how the host tells whether it got through. Each row runs as
 // root and as an unprivileged uid; its control removes every layer and must get through; each
 // "alone" arm removes all layers but one, which must still stop it.
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SESSION_LIMITS } from "../../core/sandbox/limits.ts";
 import { REPO_ROOT } from "../golden.ts";
+import { gitRows } from "./git-rows.ts";
 import type { AttackWorld, Identity } from "./world.ts";
 
 export type Outcome = { out: string; status: number | null; signal: string | null; stderr: string };
@@ -25,6 +28,14 @@ export interface AttackRow {
   controlRemoves?: readonly string[];
   /** A command the sandbox runs under (a terminal, for TIOCSTI). */
   wrap?: (command: string[]) => string[];
+  /** How long one run may take, where more than the default 30 s (memory touched page by page). */
+  timeoutMs?: number;
+  /** The identities the row runs for, where not both; the other's Limit is in `note`. */
+  only?: readonly Identity[];
+  /** Changes the world before the sandbox is planned (git-rows.ts) or reads it; what it returns goes to teardown. */
+  setup?: (w: AttackWorld) => unknown;
+  /** Puts back what the attack (or a control that got through) changed on the host. */
+  teardown?: (w: AttackWorld, saved: unknown) => void;
 }
 
 const SYSCALLS = JSON.parse(readFileSync(join(REPO_ROOT, "baselines/syscalls.json"), "utf8")) as Record<string, Record<string, number>>;
@@ -44,8 +55,13 @@ const syscall = (name: string, args: string) => {
   return `perl -e '${decl}my $r = syscall(${nr(name)}${list === "" ? "" : `, ${list}`}); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`;
 };
 const EPERM = /^ERR 1$/m;
+const MiB = 1048576;
+/** More than a process may map (dataBytes), less than the session's whole (memoryBytes). */
+const MEMORY_ONE = SESSION_LIMITS.dataBytes.value + 512 * MiB;
+/** A share under dataBytes; three of them pass memoryBytes. */
+const MEMORY_SHARE = Math.ceil((SESSION_LIMITS.memoryBytes.value + 256 * MiB) / 3);
 const reachedKernel = (r: Outcome) => /^(OK|ERR) /m.test(r.out) && !EPERM.test(r.out);
-const read = (p: string) => (existsSync(p) ? readFileSync(p, "utf8") : null);
+const read = (p: string) => (existsSync(p) && !isDir(p) ? readFileSync(p, "utf8") : null);
 
 /** A syscall that must never reach the kernel: the filter answers EPERM before the kernel looks at its arguments. */
 function probe(name: string, args: string, why: string, extra: Partial<AttackRow> = {}): AttackRow {
@@ -63,15 +79,49 @@ function probe(name: string, args: string, why: string, extra: Partial<AttackRow
 /** A syscall the kernel refuses without capabilities anyway: the filter's row shows alone only with the capabilities back. */
 function capProbe(name: string, args: string, why: string): AttackRow {
   return probe(name, args, why, {
-    layers: ["cap-drop", `seccomp:${name}`, "disable-userns"],
+    layers: asRootAlso("session-uid", ["cap-drop", `seccomp:${name}`, "disable-userns"]),
     controlFor: ["root"],
-    note: "a user caller has no capabilities in bwrap's namespace to begin with, so its kernel refuses this too; --disable-userns puts the session in a user namespace below the one owning its mounts, which refuses it as well",
+    note: "a user caller has no capabilities in bwrap's namespace to begin with, so its kernel refuses this too; --disable-userns puts the session in a user namespace below the one owning its mounts, which refuses it as well; a root caller's session, dropped to its own uid, is in the user caller's place",
   });
+}
+
+/**
+ * A root caller's layers add the drop to the session's uid where it stops the attack by itself:
+ * an unprivileged bwrap gives its sandbox no capabilities, and kuid 65534 owns nothing of root's.
+ */
+function asRootAlso(extra: string, layers: readonly string[]): (id: Identity) => readonly string[] {
+  return (id) => (id === "root" ? [...layers, extra] : layers);
+}
+
+/** A sysctl file as the host sees it; written back after a control that got through. */
+const hostSysctl = (name: string) => `/proc/sys/${name.replaceAll(".", "/")}`;
+const sysctlRow = (id: string, name: string, layers: readonly string[], why: string): AttackRow => ({
+  id,
+  klass: "host kernel",
+  what: `${name} on the host cannot be written from a session: ${why}`,
+  layers: (i) => (i === "root" ? [...layers, "session-uid"] : layers),
+  controlFor: ["root"],
+  note: "a user caller's session is its own unprivileged kuid, which owns no sysctl",
+  setup: () => readFileSync(hostSysctl(name), "utf8"),
+  script: (w) => `printf '%s\n' '${sysctlValue(name, w)}' > ${hostSysctl(name)} && echo WROTE; cat ${hostSysctl(name)}`,
+  through: (_r, w) => readFileSync(hostSysctl(name), "utf8").trim() === sysctlValue(name, w),
+  teardown: (_w, saved) => {
+    if (typeof saved === "string" && readFileSync(hostSysctl(name), "utf8") !== saved) writeFileSync(hostSysctl(name), saved);
+  },
+});
+/** A value for the sysctl that the host would never hold by itself, and that harms nothing while it does. */
+const sysctlValue = (name: string, w: AttackWorld) => (name === "kernel.domainname" ? `mosaic-attack-${w.identity}` : "9731");
+
+/** Whether another local uid (neither the caller nor the session) can connect to a socket: spawned as that uid. */
+export const OTHER_UID = 65533;
+function otherUidConnects(path: string): boolean {
+  const r = spawnSync("setpriv", [`--reuid=${OTHER_UID}`, `--regid=${OTHER_UID}`, "--clear-groups", "--", "perl", "-MIO::Socket::UNIX", "-e", `IO::Socket::UNIX->new(Peer => $ARGV[0]) or do { print "NO $!\n"; exit 1 }; print "CONNECTED\n"`, path], { encoding: "utf8" });
+  return r.status === 0 && r.stdout.includes("CONNECTED");
 }
 
 const WRITE_PROTECTED = (path: string, body: string) => (w: AttackWorld) =>
   `mkdir -p "$(dirname "${w.ws}/${path}")" 2>/dev/null; printf '%s' '${body}' > "${w.ws}/${path}" && echo WROTE`;
-const protectedRow = (id: string, path: string, layerPath: string, why: string): AttackRow => ({
+export const protectedRow = (id: string, path: string, layerPath: string, why: string): AttackRow => ({
   id,
   klass: "code-that-runs-later",
   what: `${path} cannot be written or created in the workspace: ${why}`,
@@ -86,9 +136,9 @@ export const ATTACKS: readonly AttackRow[] = [
     id: "cap-eff",
     klass: "capabilities",
     what: "the session holds no capability",
-    layers: ["cap-drop"],
+    layers: asRootAlso("session-uid", ["cap-drop"]),
     controlFor: ["root"],
-    note: "bwrap gives a user caller no capabilities whatever the flags",
+    note: "bwrap gives a user caller no capabilities whatever the flags, and a root caller's session runs as its own uid",
     script: () => "grep CapEff /proc/self/status",
     through: (r) => !/CapEff:\s+0{16}/.test(r.out),
   },
@@ -96,7 +146,7 @@ export const ATTACKS: readonly AttackRow[] = [
     id: "remount-bundle-rw",
     klass: "capabilities",
     what: "the read-only bundle cannot be remounted read-write and rewritten",
-    layers: ["cap-drop", "seccomp:mount", "disable-userns"],
+    layers: asRootAlso("session-uid", ["cap-drop", "seccomp:mount", "disable-userns"]),
     controlFor: ["root"],
     note: "a user caller has no CAP_SYS_ADMIN in bwrap's namespace to remount with",
     script: (w) => `mount -o remount,rw,bind "${w.run}/bundle" && echo pwned > "${w.run}/bundle/policy.json"`,
@@ -106,7 +156,7 @@ export const ATTACKS: readonly AttackRow[] = [
     id: "umount-session-json",
     klass: "capabilities",
     what: "the read-only session.json cannot be unmounted to reach the writable file under it",
-    layers: ["cap-drop", "seccomp:umount2", "disable-userns"],
+    layers: asRootAlso("session-uid", ["cap-drop", "seccomp:umount2", "disable-userns"]),
     controlFor: ["root"],
     note: "a user caller has no CAP_SYS_ADMIN in bwrap's namespace to unmount with",
     script: (w) => `umount "${w.run}/session.json" && echo pwned > "${w.run}/session.json"`,
@@ -337,7 +387,8 @@ export const ATTACKS: readonly AttackRow[] = [
     script: (w) => `mv "${w.ws}/.git" "${w.ws}/.git-aside" && git init -q "${w.ws}" && printf '#!/bin/sh\\n' > "${w.ws}/.git/hooks/post-checkout" && echo REPLACED`,
     through: (_r, w) => existsSync(join(w.ws, ".git-aside")),
   },
-  protectedRow("git-modules", ".git/modules/evil/hooks/post-checkout", ".git/modules", "a submodule's hooks"),
+  // The end-of-session check quarantines it too: a file among submodules' git directories is foreign.
+  { ...protectedRow("git-modules", ".git/modules/evil/hooks/post-checkout", ".git/modules", "a submodule's hooks"), layers: ["protected:.git/modules", "end-check"] },
   protectedRow("gitmodules", ".gitmodules", ".gitmodules", "submodule URLs"),
   protectedRow("mcp-json", ".mcp.json", ".mcp.json", "MCP servers Claude Code starts"),
   protectedRow("claude-settings", ".claude/settings.json", ".claude", "hooks Claude Code runs"),
@@ -346,12 +397,87 @@ export const ATTACKS: readonly AttackRow[] = [
   protectedRow("idea-run", ".idea/workspace.xml", ".idea", "JetBrains run configurations"),
   protectedRow("devcontainer", ".devcontainer/devcontainer.json", ".devcontainer", "lifecycle commands"),
   protectedRow("envrc", ".envrc", ".envrc", "what direnv runs"),
+  // The host kernel: a root caller's session never runs as kuid 0, and keeps its own UTS and cgroup namespaces.
+  sysctlRow("sysctl-domainname", "kernel.domainname", ["proc-sys-ro", "unshare-uts"], "it is UTS-namespaced, so the session's own namespace takes the write"),
+  sysctlRow("sysctl-global", "kernel.printk_ratelimit_burst", ["proc-sys-ro"], "like kernel.core_pattern, it belongs to no namespace: a write reaches the host"),
+  {
+    id: "etc-shadow",
+    klass: "host kernel",
+    what: "/etc/shadow and the other root-only files under /etc stay unreadable",
+    layers: (i) => (i === "root" ? ["session-uid"] : []),
+    controlFor: ["root"],
+    note: "a user caller's session is its own unprivileged kuid, for which /etc/shadow was never readable",
+    script: () => "cat /etc/shadow",
+    through: (r) => r.out.split("\n").some((l) => /^root:/.test(l)),
+  },
+  {
+    id: "setuid-root-plant",
+    klass: "host kernel",
+    what: "no setuid-root binary can be planted in the workspace for a local user to run on the host",
+    layers: ["session-uid", "end-check"],
+    only: ["root"],
+    note: "a user caller's session can only make files of its own uid; a setuid file of that uid is the setuid row's",
+    script: (w) => `cp /usr/bin/true "${w.ws}/suid-plant" && chmod 4755 "${w.ws}/suid-plant" && ls -ln "${w.ws}/suid-plant"`,
+    through: (_r, w) => {
+      try {
+        const st = statSync(join(w.ws, "suid-plant"));
+        return (st.mode & 0o4000) !== 0 && st.uid === 0;
+      } catch {
+        return false;
+      }
+    },
+  },
+  {
+    id: "cgroup-paths",
+    klass: "host kernel",
+    what: "the host's cgroup paths stay out of /proc/self/cgroup",
+    layers: ["unshare-cgroup"],
+    controlFor: ["root"],
+    note: "a user caller's session has no cgroup of its own, and on a host where its caller sits at every hierarchy's root nothing would show",
+    script: () => "cat /proc/self/cgroup",
+    through: (r) => r.out.split("\n").some((l) => /^\d+:[^:]*:\/./.test(l)),
+  },
+  // Sockets the session could open to another uid.
+  {
+    id: "sockets-rechmod",
+    klass: "sockets",
+    what: "the session cannot chmod its run directory and tools.sock so that another local uid connects",
+    layers: ["sockets-ro"],
+    script: (w) => `chmod 0777 "${w.run}" "${w.run}/sock"; chmod 0666 "${w.run}/sock/tools.sock"; ls -ld "${w.run}" "${w.run}/sock" "${w.run}/sock/tools.sock"`,
+    through: (_r, w) => otherUidConnects(join(w.run, "sock/tools.sock")),
+  },
+  // Socket families the network namespace does not cover.
+  {
+    id: "socket-vsock",
+    klass: "seccomp",
+    what: "AF_VSOCK never reaches the kernel: its ports are the host's whatever the network namespace",
+    layers: ["seccomp:socket-families"],
+    script: () => `perl -e 'my $r = syscall(${nr("socket")}, 40, 1, 0); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`,
+    through: (r) => /^(OK|ERR) /m.test(r.out) && !/^ERR 97$/m.test(r.out),
+  },
+  {
+    id: "socket-packet",
+    klass: "seccomp",
+    what: "AF_PACKET never reaches the kernel",
+    layers: ["seccomp:socket-families"],
+    script: () => `perl -e 'my $r = syscall(${nr("socket")}, 17, 3, 0); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`,
+    through: (r) => /^(OK|ERR) /m.test(r.out) && !/^ERR 97$/m.test(r.out),
+  },
+  {
+    id: "socket-netlink-uevent",
+    klass: "seccomp",
+    what: "netlink beyond NETLINK_ROUTE (here the kernel's uevents) never reaches the kernel, while NETLINK_ROUTE still opens",
+    layers: ["seccomp:socket-families"],
+    script: () => `perl -e 'my $r = syscall(${nr("socket")}, 16, 3, 15); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n"); my $q = syscall(${nr("socket")}, 16, 3, 0); print(($q < 0 ? "ROUTE-ERR " . ($! + 0) : "ROUTE-OK"), "\\n")'`,
+    through: (r) => /^(OK|ERR) /m.test(r.out) && !/^ERR 93$/m.test(r.out),
+  },
+  ...gitRows(),
   // Resources.
   {
     id: "fork-bomb",
     klass: "resources",
     what: `the session's tasks stop at the bound, far below the host's pid table`,
-    layers: (id) => (id === "root" ? ["cgroup"] : ["nproc"]),
+    layers: (id) => (id === "root" ? ["cgroup", "nproc"] : ["nproc"]),
     script: () => `perl -e 'my @k; my $n = 0; while ($n < 700) { my $p = fork(); last unless defined $p; if ($p == 0) { sleep 30; exit 0 } push @k, $p; $n++ } print "FORKS $n\\n"; kill 9, @k'`,
     through: (r) => Number(/FORKS (\d+)/.exec(r.out)?.[1] ?? 0) >= 700,
   },
@@ -362,6 +488,36 @@ export const ATTACKS: readonly AttackRow[] = [
     layers: ["tmp-size"],
     script: () => "dd if=/dev/zero of=/tmp/fill bs=1M count=300 2>/dev/null; echo BYTES $(stat -c %s /tmp/fill)",
     through: (r) => Number(/BYTES (\d+)/.exec(r.out)?.[1] ?? 0) >= 300 * 1048576,
+  },
+  {
+    id: "shm-fill",
+    klass: "resources",
+    what: "/dev/shm holds at most its bound, not half the host's RAM",
+    layers: ["shm-size"],
+    script: () => "dd if=/dev/zero of=/dev/shm/fill bs=1M count=100 2>/dev/null; echo BYTES $(stat -c %s /dev/shm/fill)",
+    through: (r) => Number(/BYTES (\d+)/.exec(r.out)?.[1] ?? 0) >= 100 * 1048576,
+  },
+  {
+    id: "memory-one-process",
+    klass: "resources",
+    what: `one process cannot map more writable memory than its bound (${SESSION_LIMITS.dataBytes.value / 1048576} MiB)`,
+    layers: ["rlimit-data"],
+    // mmap alone: RLIMIT_DATA refuses the mapping itself, so nothing need be touched to show it.
+    script: () => `perl -e 'my $r = syscall(${nr("mmap")}, 0, ${MEMORY_ONE}, 3, 0x22, -1, 0); print(($r == -1 ? "ERR " . ($! + 0) : "MAPPED"), "\\n")'`,
+    through: (r) => /^MAPPED$/m.test(r.out),
+  },
+  {
+    id: "memory-together",
+    klass: "resources",
+    what: `processes that each stay under the per-process bound cannot together touch more than the session's ${SESSION_LIMITS.memoryBytes.value / 1048576} MiB`,
+    layers: ["memory-cgroup"],
+    only: ["root"],
+    timeoutMs: 120_000,
+    note: "a user caller has no memory cgroup it may write: its session is bounded per process (RLIMIT_DATA) only; docs/hardening.md Limits",
+    // Three processes touch their share at once; each waits until all three hold it, so the
+    // control shows the whole sum resident together.
+    script: () => `for i in 1 2 3; do perl -e 'my $x; vec($x, ${MEMORY_SHARE} - 1, 8) = 1; open(my $f, ">", "/tmp/held.$$"); close $f; for (1..60) { my @h = glob("/tmp/held.*"); last if @h >= 3; select(undef, undef, undef, 0.1) } my @h = glob("/tmp/held.*"); print((@h >= 3 ? "DONE" : "ALONE"), "\\n")' & done; wait`,
+    through: (r) => (r.out.match(/^DONE$/gm) ?? []).length === 3,
   },
   {
     id: "home-fill",

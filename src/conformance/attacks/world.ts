@@ -3,11 +3,12 @@
 // launch socket that count connections, and a neighbour process outside the sandbox. Everything
 // the sandbox binds lives under the root, so an unprivileged uid can reach it wherever the checkout is.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, lchownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import type { HostFacts, SandboxSpec } from "../../core/sandbox/types.ts";
-import { findPidsCgroup } from "../../host/pids-cgroup.ts";
+import { sessionIdentity } from "../../core/sandbox/identity.ts";
+import type { HostFacts, SandboxSpec, SessionIdentity } from "../../core/sandbox/types.ts";
+import { findSessionCgroupBases } from "../../host/session-cgroups.ts";
 import { readHostFacts } from "../../host/host-facts.ts";
 import { REPO_ROOT } from "../golden.ts";
 import { plantStandIns, type StandIns } from "../stand-ins.ts";
@@ -21,7 +22,12 @@ export const ATTACK_BASE = "/var/tmp/mosaic-attacks";
 
 export interface AttackWorld {
   identity: Identity;
+  /** The caller's uid: 0, or the unprivileged uid the user arm runs as. */
   uid: number;
+  /** Who the session runs as: the user caller itself, or a root caller's dedicated uid. */
+  session: SessionIdentity;
+  /** The session's own trees (workspaces and runs), which the launcher hands to its identity. */
+  data: string;
   root: string;
   ws: string;
   otherWs: string;
@@ -36,7 +42,7 @@ export interface AttackWorld {
   brokerSocket: string;
   /** Network traps on the host: a TCP listener on 127.0.0.1 and an abstract Unix socket. */
   traps: { tcpPort: number; abstract: string };
-  connections: { broker: number; launch: number; tcpTrap: number; abstractTrap: number };
+  connections: { broker: number; launch: number; tcpTrap: number; abstractTrap: number; tools: number };
   spec: SandboxSpec;
   facts: HostFacts;
   /** A readable copy of node, for the control that runs the runner on it. */
@@ -61,12 +67,13 @@ function sh(cmd: string[], cwd?: string): void {
   if (r.status !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr}`);
 }
 
-function chownTree(p: string, uid: number): void {
-  chownSync(p, uid, uid);
+/** chown -R, never following a link; sockets and placeholders included. */
+export function chownTree(p: string, id: SessionIdentity): void {
+  lchownSync(p, id.uid, id.gid);
   for (const e of readdirSync(p, { withFileTypes: true })) {
     const q = join(p, e.name);
-    if (e.isDirectory()) chownTree(q, uid);
-    else chownSync(q, uid, uid);
+    if (e.isDirectory()) chownTree(q, id);
+    else lchownSync(q, id.uid, id.gid);
   }
 }
 
@@ -88,13 +95,15 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
   const self = process.getuid?.() ?? -1;
   const uid = identity === "root" ? 0 : self === 0 ? USER_UID : self;
   const asIdentity = self === uid ? [] : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--"];
+  const session = sessionIdentity({ uid, gid: uid }, {});
 
   const stand = plantStandIns(root);
   const repo = join(root, "repo");
   const ws = join(root, "data/workspaces/acme/coder");
   const otherWs = join(root, "data/workspaces/acme/other");
   const run = join(root, "data/runs/r1");
-  for (const d of [join(repo, "src"), ws, join(run, "bundle"), join(run, "home"), join(run, "turns"), join(root, "sock"), join(root, "node"), join(root, "state")]) mkdirSync(d, { recursive: true });
+  for (const d of [join(repo, "src"), ws, join(run, "bundle"), join(run, "home"), join(run, "turns"), join(run, "sock"), join(root, "sock"), join(root, "node"), join(root, "state")]) mkdirSync(d, { recursive: true });
+  chmodSync(join(run, "sock"), 0o700);
   copyFileSync(join(REPO_ROOT, "src/conformance/attacks/pid1.ts"), join(repo, "src/pid1.ts"));
   writeFileSync(join(repo, "adapter.sh"), "exit 0\n");
   writeFileSync(join(run, "bundle/policy.json"), "{\"policy\":\"as the host wrote it\"}\n");
@@ -112,13 +121,19 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
   const readableNode = join(root, "node/node");
   copyFileSync(process.execPath, readableNode);
   chmodSync(readableNode, 0o755);
-  if (uid !== self || identity === "user") chownTree(root, uid);
+  // A user caller's whole world is its own; a root caller keeps its files and hands the session its
+  // workspaces and runs, as the launcher does.
+  const data = join(root, "data");
+  if (identity === "user") chownTree(root, session);
+  else chownTree(data, session);
 
-  const connections = { broker: 0, launch: 0, tcpTrap: 0, abstractTrap: 0 };
+  const connections = { broker: 0, launch: 0, tcpTrap: 0, abstractTrap: 0, tools: 0 };
   const brokerSocket = join(root, "sock/bus.sock");
   const launchSocket = join(root, "sock/launch.sock");
-  const servers = [await countingSocket(brokerSocket, () => connections.broker++), await countingSocket(launchSocket, () => connections.launch++)];
-  if (uid !== self) for (const p of [brokerSocket, launchSocket]) chownSync(p, uid, uid);
+  const toolSocket = join(run, "sock/tools.sock");
+  const servers = [await countingSocket(brokerSocket, () => connections.broker++), await countingSocket(launchSocket, () => connections.launch++), await countingSocket(toolSocket, () => connections.tools++)];
+  chmodSync(toolSocket, 0o600);
+  for (const p of [brokerSocket, launchSocket, toolSocket]) chownSync(p, session.uid, session.gid);
   const tcpTrap = createServer((c) => {
     c.on("error", () => {});
     connections.tcpTrap++;
@@ -128,11 +143,11 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
   const abstract = `mosaic-trap-${process.pid}-${identity}`;
   servers.push(tcpTrap, await countingSocket(`\0${abstract}`, () => connections.abstractTrap++));
 
-  // The neighbour: an ordinary process of the same uid, with no capabilities, outside the sandbox.
+  // The neighbour: an ordinary process of the session's uid, with no capabilities, outside the sandbox.
   const neighborCanary = token("neighbour-canary");
   const neighbor: ChildProcess = spawn(
     "setpriv",
-    [...(uid !== self ? [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups"] : []), "--bounding-set=-all", "--inh-caps=-all", "--", "sleep", "600"],
+    [...(session.uid !== self ? [`--reuid=${session.uid}`, `--regid=${session.gid}`, "--clear-groups"] : []), "--bounding-set=-all", "--inh-caps=-all", "--", "sleep", "600"],
     { cwd: stand.founderHome, env: { PATH: "/usr/bin:/bin", NEIGHBOR_CANARY: neighborCanary }, stdio: "ignore", detached: true },
   );
 
@@ -142,7 +157,8 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
     node: { path: readableNode, realPath: readableNode },
     home: stand.founderHome,
     uid,
-    pidsCgroup: uid === 0 ? findPidsCgroup() : null,
+    session,
+    cgroups: uid === 0 ? findSessionCgroupBases() : { pids: null, memory: null },
     runnerNode: join(root, "state/runner-node/node-xo"),
   };
   const spec: SandboxSpec = {
@@ -159,7 +175,7 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
   };
   const envCanary = token("env-canary");
   return {
-    identity, uid, root, ws, otherWs, run, stand, capability: token("mosaic-cap"), envCanary,
+    identity, uid, session, data, root, ws, otherWs, run, stand, capability: token("mosaic-cap"), envCanary,
     neighbor: { pid: neighbor.pid!, canary: neighborCanary },
     launchSocket, brokerSocket, connections, spec, facts, readableNode,
     traps: { tcpPort: (tcpTrap.address() as { port: number }).port, abstract },

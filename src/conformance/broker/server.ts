@@ -1,7 +1,7 @@
 // The stand-in broker's shell: two Unix sockets around the pure state machine (state.ts). Every
 // line read is handled in order and recorded; every response is one line.
 import { randomBytes } from "node:crypto";
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { MosaicError } from "../../core/errors.ts";
@@ -62,8 +62,12 @@ function close(server: Server): Promise<void> {
   return new Promise((ok) => (server.listening ? server.close(() => ok()) : ok()));
 }
 
-/** Starts the broker with `broker.sock` and `launch.sock` in `dir` (which must be short: 107 bytes per path). */
-export async function startBroker(opts: { dir: string }): Promise<StandInBroker> {
+/**
+ * Starts the broker with `broker.sock` and `launch.sock` in `dir` (which must be short: 107 bytes
+ * per path). A root host's sessions run as their own uid (`sessions`): the sockets are theirs, so
+ * they can connect; nobody else can.
+ */
+export async function startBroker(opts: { dir: string; sessions?: { uid: number; gid: number } | null }): Promise<StandInBroker> {
   const brokerSocket = socketPath(opts.dir, "broker.sock");
   const launchSocket = socketPath(opts.dir, "launch.sock");
   let state = core.newBrokerState();
@@ -113,6 +117,7 @@ export async function startBroker(opts: { dir: string }): Promise<StandInBroker>
     await listen(launchServer, launchSocket);
     chmodSync(brokerSocket, SOCKET_MODE);
     chmodSync(launchSocket, SOCKET_MODE);
+    if (opts.sessions) for (const p of [brokerSocket, launchSocket]) chownSync(p, opts.sessions.uid, opts.sessions.gid);
   } catch (e) {
     await Promise.all([close(brokerServer), close(launchServer)]);
     rmSync(brokerSocket, { force: true });

@@ -17,7 +17,7 @@ const p = (what: string, path = true, assertionsOnly = false): PlaceholderSpec =
 /** Every placeholder the runner fills, and what it stands for. */
 export const SCENARIO_PLACEHOLDERS = {
   workspace: p("the session's workspace (bound read-write at the same path)"),
-  run: p("the session's run directory: bundle/, session.json, turns/, home/, tools.sock"),
+  run: p("the session's run directory: bundle/, session.json, turns/, home/, sock/tools.sock"),
   main_workspace: p("the scenario's main session's workspace: for a launched session, its launcher's"),
   main_run: p("the scenario's main session's run directory: for a launched session, its launcher's"),
   launch_socket: p("the stand-in broker's launch socket, bound only into a sandbox whose role may launch"),

@@ -5,6 +5,7 @@ import type { RunPaths } from "../route/types.ts";
 import { bundleDir } from "../bundle/plan-bundle.ts";
 import { MODEL_URL } from "../network/egress.ts";
 import { placeholderEnv } from "../network/placeholder.ts";
+import { runSockets } from "../runner/run-paths.ts";
 
 /** One harness turn's command, minus the message, which the runner appends after the final "--". */
 export interface AdapterCommand {
@@ -41,7 +42,7 @@ function sharedEnv(inp: AdapterInput, builtIns: readonly string[]): Record<strin
     MOSAIC_TOOLS: builtIns.join(","),
     MOSAIC_POLICY_FILE: `${b}/policy.json`,
     MOSAIC_TOOLS_FILE: `${b}/tools.json`,
-    MOSAIC_TOOL_SOCKET: `${inp.paths.runDir}/tools.sock`,
+    MOSAIC_TOOL_SOCKET: runSockets(inp.paths.runDir).tools,
   };
   if (inp.route.thinking !== null) env.MOSAIC_THINKING = inp.route.thinking;
   return env;

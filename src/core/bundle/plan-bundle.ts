@@ -6,6 +6,7 @@ import type { Route, RouteWhich } from "../route/choose-route.ts";
 import type { RunPaths } from "../route/types.ts";
 import { actionsWithoutTool, describeVia, heldActions, renderTools, selectTools } from "../tools/catalog.ts";
 import { canonicalJson, sha256 } from "./digest.ts";
+import { runSockets } from "../runner/run-paths.ts";
 import { HOOK_TIMEOUT_SECONDS, gateCompileCacheDir, gateHookCommand } from "./hook.ts";
 
 export const BUNDLE_VERSION = 1;
@@ -111,7 +112,7 @@ export function planBundle(inp: BundleInput): BundleFiles {
           type: "stdio",
           command: paths.node,
           args: [`${paths.repo}/src/host/mcp-server.ts`],
-          env: { MOSAIC_TOOLS_FILE: `${bundle}/tools.json`, MOSAIC_TOOL_SOCKET: `${paths.runDir}/tools.sock` },
+          env: { MOSAIC_TOOLS_FILE: `${bundle}/tools.json`, MOSAIC_TOOL_SOCKET: runSockets(paths.runDir).tools },
         },
       },
     });

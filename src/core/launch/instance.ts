@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { NETWORK_MODES, type NetworkMode } from "../network/egress.ts";
+import { MODEL_GRANTS, type ModelGrant } from "../network/grants.ts";
 import { MosaicError } from "../errors.ts";
 import { hasControlChar, isNormalAbsolute } from "../paths.ts";
 
@@ -34,6 +35,8 @@ export const InstanceSchema = z.strictObject({
   services: z.array(name),
   /** What the session may reach (core/network/egress.ts): the model API only, or nothing. */
   network: z.enum(NETWORK_MODES.map((m) => m.mode) as [NetworkMode, ...NetworkMode[]]),
+  /** Server-side model features the role is granted (core/network/grants.ts); none unless named. */
+  modelGrants: z.array(z.enum(MODEL_GRANTS.map((g) => g.grant) as [ModelGrant, ...ModelGrant[]])).default([]),
   contract: z.string().min(1),
 });
 

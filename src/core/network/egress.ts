@@ -1,5 +1,5 @@
 // What the host's model proxy lets out of a session: a table of requests, each row with its why.
-// Anything else gets an Anthropic-shaped error and a "refused" line in <run>/egress.jsonl.
+// Anything else gets an Anthropic-shaped error and a "refused" line in the run's egress log.
 
 /** The policy's `network` field: what the session may reach. */
 export const NETWORK_MODES = [
@@ -72,7 +72,7 @@ export function upstreamHeaders(incoming: Readonly<Record<string, string | strin
   return out;
 }
 
-/** One line of <run>/egress.jsonl. It never holds a header, so never a credential. */
+/** One line of the run's egress log (<state>/egress/<run>.jsonl). It never holds a header, so never a credential. */
 export type EgressRecord = {
   time: string;
   method: string;

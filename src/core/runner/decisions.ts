@@ -51,6 +51,8 @@ export interface TurnRun {
   stdout: string;
   /** Pi: whether the extension's agent_end marker exists after the turn. */
   marker: boolean;
+  /** A stream that passed its cap (session.json bounds.turn): the runner stopped reading it and killed the turn. */
+  overCap: { stream: "stdout" | "stderr"; cap: number } | null;
 }
 
 export type TurnOutcome = { kind: "ok"; reply: string } | { kind: "failed"; why: string };
@@ -76,6 +78,7 @@ function claudeResult(stdout: string): string | null {
  * TMPDIR it exits 0 with empty output). Its output goes back as the RESULT.
  */
 export function judgeTurn(turnEnd: SessionFile["turnEnd"], r: TurnRun, timeoutSeconds: number): TurnOutcome {
+  if (r.overCap !== null) return { kind: "failed", why: `its ${r.overCap.stream} passed the ${r.overCap.cap}-byte cap (session.json bounds.turn.${r.overCap.stream}Bytes); the runner stopped reading it and killed the turn's processes` };
   if (r.timedOut) return { kind: "failed", why: `the turn ran past its ${timeoutSeconds} s wall clock and was killed with its process group` };
   if (r.signal !== null) return { kind: "failed", why: `the turn was killed by ${r.signal}` };
   if (r.code !== 0) return { kind: "failed", why: `the harness exited ${r.code}` };

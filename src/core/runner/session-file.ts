@@ -1,4 +1,5 @@
 import type { TurnEnd } from "../route/types.ts";
+import type { RunnerBounds } from "./bounds.ts";
 
 /**
  * session.json: what the host tells the runner about its session. Written once by the launcher,
@@ -28,6 +29,13 @@ export interface SessionFile {
   brokerTimeoutSeconds: number;
   /** The model API inside the sandbox: the runner listens on 127.0.0.1:port and forwards to the host's socket; null: no model. */
   model: { port: number; socket: string } | null;
+  /**
+   * The tool socket the typed tools call: the host makes it in the read-only sock/ directory and the
+   * runner serves it from the inherited listening descriptor `fd`.
+   */
+  toolSocket: { path: string; fd: number };
+  /** What one tool-socket client and one turn may cost the runner (bounds.ts, planRunnerBounds()). */
+  bounds: RunnerBounds;
 }
 
 export const SESSION_FILE_VERSION = 1;
@@ -69,6 +77,13 @@ export function parseSessionFile(text: string): Parsed<SessionFile> {
     const m = d.model;
     if (!isObj(m) || !isPosInt(m.port) || (m.port as number) > 65535 || !isAbs(m.socket)) return bad("model", "null, or {port: 1..65535, socket: an absolute path}");
   }
+  const ts = d.toolSocket;
+  if (!isObj(ts) || !isAbs(ts.path) || typeof ts.fd !== "number" || !Number.isInteger(ts.fd) || ts.fd < 3) return bad("toolSocket", "{path: an absolute path, fd: a descriptor number of 3 or more}");
+  const b = d.bounds;
+  if (!isObj(b) || !isObj(b.toolSocket) || !isObj(b.turn)) return bad("bounds", "{toolSocket: {...}, turn: {...}}");
+  for (const f of ["lineBytes", "depth", "argsBytes", "connections", "pending"] as const) if (!isPosInt(b.toolSocket[f])) return bad(`bounds.toolSocket.${f}`, "a positive integer");
+  for (const f of ["stdoutBytes", "stderrBytes"] as const) if (!isPosInt(b.turn[f])) return bad(`bounds.turn.${f}`, "a positive integer");
+  if (typeof b.turn.killNamespace !== "boolean") return bad("bounds.turn.killNamespace", "true or false");
   return { ok: true, value: d as unknown as SessionFile };
 }
 

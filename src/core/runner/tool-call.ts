@@ -1,3 +1,5 @@
+import type { ToolSocketBounds } from "./bounds.ts";
+
 /** How a typed tool reaches the bus, as tools.json records it. */
 export type ToolRoute = { broker: string } | { launchSocket: true };
 
@@ -62,4 +64,62 @@ export function toolAnswer(id: string | number | null, a: { kind: "ok"; result: 
   if (a.kind === "ok") return JSON.stringify({ id, ok: true, result: a.result });
   if (a.kind === "unreachable") return JSON.stringify({ id, ok: false, error: `refused: the broker did not answer (${a.why}); the call was not made` });
   return JSON.stringify({ id, ok: false, error: `refused: ${a.message}` });
+}
+
+/** The answer for a request past one of the tool socket's bounds: it names the bound and its value. */
+export function boundRefusal(bound: keyof ToolSocketBounds, b: ToolSocketBounds): string {
+  switch (bound) {
+    case "lineBytes":
+      return `bad request: a line over ${b.lineBytes} bytes (the tool socket's lineBytes bound); the connection is closed`;
+    case "depth":
+      return `bad request: JSON nested deeper than ${b.depth} (the tool socket's depth bound)`;
+    case "argsBytes":
+      return `bad request: args over ${b.argsBytes} bytes (the tool socket's argsBytes bound)`;
+    case "connections":
+      return `refused: more than ${b.connections} connections at once (the tool socket's connections bound); the connection is closed`;
+    case "pending":
+      return `refused: more than ${b.pending} requests waiting on one connection (the tool socket's pending bound)`;
+  }
+}
+
+const OPEN_BRACKET = 0x5b, CLOSE_BRACKET = 0x5d, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d, QUOTE = 0x22, BACKSLASH = 0x5c;
+
+/**
+ * Whether a raw line nests arrays and objects deeper than `max`, by one pass over its bytes with a
+ * counter: no recursion, so no input can overflow the stack here. Brackets inside strings do not
+ * count. UTF-8 continuation bytes are all >= 0x80, so they never look like brackets or quotes.
+ */
+export function nestedDeeperThan(bytes: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      depth++;
+      if (depth > max) return true;
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) depth--;
+  }
+  return false;
+}
+
+const UTF8 = new TextDecoder("utf-8");
+const UTF8_OUT = new TextEncoder();
+
+/**
+ * One raw tool-socket line (without its `\n`; the socket's framing has held it to lineBytes) to a
+ * request, under the bounds: its nesting checked on the bytes before JSON.parse, its args' size
+ * after. Nothing here recurses over what the client sent before the depth check has passed.
+ */
+export function readToolLine(bytes: Uint8Array, b: ToolSocketBounds): ToolRequest | { bad: string; id: string | number | null } {
+  if (nestedDeeperThan(bytes, b.depth)) return { bad: boundRefusal("depth", b), id: null }; // safety: tool-socket-depth-unbounded
+  const req = parseToolLine(UTF8.decode(bytes));
+  if ("bad" in req) return { bad: req.bad, id: null };
+  // Depth is bounded above, so this stringify cannot run out of stack.
+  const argsBytes = req.args === undefined ? 0 : UTF8_OUT.encode(JSON.stringify(req.args)).length;
+  if (argsBytes > b.argsBytes) return { bad: boundRefusal("argsBytes", b), id: req.id }; // safety: tool-socket-args-unbounded
+  return req;
 }

@@ -1,5 +1,6 @@
 import type { FsView } from "../gate/fs-view.ts";
 import { isWithin } from "../paths.ts";
+import { runSockets } from "../runner/run-paths.ts";
 import { SESSION_LIMITS } from "./limits.ts";
 import { protectedBinds, type Placeholder } from "./protected.ts";
 import { TOP_LINKS, type Bind, type BindRow, type HostFacts, type SandboxSpec } from "./types.ts";
@@ -35,7 +36,15 @@ export const BIND_TABLE: readonly Row[] = [
   },
   { row: "etc", why: "name resolution, CA certificates, passwd for the user's name", make: () => [same("/etc", "ro")] }, // safety: etc-writable
   { row: "dev", why: "null, zero, urandom and a pty, and no host device", make: () => [{ source: null, inside: "/dev", mode: "private" }] }, // safety: host-dev
+  {
+    row: "shm",
+    why: `POSIX shared memory: a tmpfs of ${SESSION_LIMITS.shmBytes.value / 1048576} MiB over --dev's, which would hold half the host's RAM`,
+    make: () => [{ source: null, inside: "/dev/shm", mode: "tmpfs", size: SESSION_LIMITS.shmBytes.value, perms: "1777" }], // safety: shm-unbounded
+  },
   { row: "proc", why: "the session's own PID namespace, not the host's processes", make: () => [{ source: null, inside: "/proc", mode: "private" }] }, // safety: host-proc
+  // bwrap covers /proc/sys only when access(W_OK) says it is writable, and the kernel answers
+  // EACCES for that directory whatever the caller: so a kuid 0 session wrote the host's sysctls.
+  { row: "proc-sys", why: "the kernel's settings, read-only: kernel.core_pattern names a program the host runs as root", make: () => [same("/proc/sys", "ro")] }, // safety: proc-sys-writable
   {
     row: "node",
     why: "node runs the runner and the gate; under /usr it is already there",
@@ -81,11 +90,16 @@ export const BIND_TABLE: readonly Row[] = [
   { row: "protected", why: "code that runs later on the host", make: (s, _f, fs) => protectedBinds(s.workspace, fs).binds }, // safety: no-protected-paths
   {
     row: "run-dir",
-    why: "turns/, session/, tools.sock and turn.done; home/ is a tmpfs over it",
+    why: "turns/, session/ and turn.done; bundle/, session.json and sock/ read-only over it, home/ a tmpfs",
     make: (s) => [same(s.runDir, "rw")], // safety: runDir-read-only // safety: bind-all-runs
   },
   { row: "bundle", why: "stays as the host wrote it", make: (s) => [same(`${s.runDir}/bundle`, "ro")] }, // safety: bundle-writable
   { row: "session-json", why: "stays as the host wrote it", make: (s) => [same(`${s.runDir}/session.json`, "ro")] }, // safety: session-json-writable
+  {
+    row: "sockets",
+    why: "tools.sock and model.sock, made by the host: read-only, so the session cannot open them to another uid with a chmod",
+    make: (s) => [same(runSockets(s.runDir).dir, "ro")], // safety: sockets-rechmod
+  },
   {
     row: "home",
     why: `the session's HOME: a private tmpfs of ${SESSION_LIMITS.homeBytes.value / 1048576} MiB, empty at the start`,
@@ -114,7 +128,7 @@ export function placeholders(spec: SandboxSpec, fs: FsView): Placeholder[] {
 }
 
 /** The rows every sandbox has whatever the spec: the system's files, /dev and /proc. */
-export const BIND_TABLE_SYSTEM_ROWS: readonly BindRow[] = ["usr", "top-link", "etc", "dev", "proc"];
+export const BIND_TABLE_SYSTEM_ROWS: readonly BindRow[] = ["usr", "top-link", "etc", "dev", "shm", "proc", "proc-sys"];
 
 const NOTHING: FsView = { lstat: () => ({ kind: "missing" }) };
 

@@ -4,8 +4,10 @@ import type { Bind, HostFacts, SandboxSpec } from "./types.ts";
 /**
  * The namespaces every session gets; the runner is pid 1 of its own PID namespace, and the session's
  * network is its own loopback: its only way out is the model port the runner forwards to the host.
+ * Its own UTS namespace keeps kernel.hostname and kernel.domainname its own, and its own cgroup
+ * namespace keeps the host's cgroup paths out of /proc/self/cgroup.
  */
-export const NAMESPACES = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--as-pid-1"] as const; // safety: no-pid-namespace // safety: die-with-parent // safety: no-unshare-net
+export const NAMESPACES = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup", "--as-pid-1"] as const; // safety: no-pid-namespace // safety: die-with-parent // safety: no-unshare-net // safety: no-unshare-uts // safety: no-unshare-cgroup
 
 /** The descriptor bwrap reads the seccomp program from; the host passes the bytes on it. */
 export const SECCOMP_FD = 3;
@@ -42,14 +44,21 @@ export function bindArgs(b: Bind): string[] {
 /**
  * The runner's command after bwrap's `--`. setpriv's parent-death signal, not bwrap's
  * --die-with-parent: the runner dies with its bwrap, while bwrap outlives a host that died hard,
- * so the next host can find and end the session. prlimit bounds the session's tasks (a user
- * caller; a root caller's bound is the pids cgroup). The runner runs on the execute-only node.
+ * so the next host can find and end the session. prlimit bounds the session's tasks and each
+ * process's writable memory (a root caller's session also has its cgroups). The runner runs on the
+ * execute-only node.
  */
 export function runnerCommand(spec: SandboxSpec, facts: HostFacts): string[] {
+  return [...runnerPrefix(facts), spec.runner, spec.runDir];
+}
+
+/** The runner's command up to its script: what the probe runs too, with `-e 0` for the script. */
+export function runnerPrefix(facts: Pick<HostFacts, "runnerNode">): string[] {
   return [
     "setpriv", "--pdeathsig", "KILL", "--", // safety: no-pdeathsig
-    "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, "--", // safety: nproc-unbounded
-    facts.runnerNode, spec.runner, spec.runDir, // safety: runner-node-readable
+    "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, // safety: nproc-unbounded
+    `--data=${SESSION_LIMITS.dataBytes.value}`, "--", // safety: data-unbounded
+    facts.runnerNode, // safety: runner-node-readable
   ];
 }
 

@@ -1,6 +1,5 @@
 import { BIND_TABLE_SYSTEM_ROWS, systemBinds } from "./binds.ts";
-import { HARDENING, NAMESPACES, bindArgs } from "./bwrap-argv.ts";
-import { SESSION_LIMITS } from "./limits.ts";
+import { HARDENING, NAMESPACES, bindArgs, runnerPrefix } from "./bwrap-argv.ts";
 import { seccompArchOf } from "./seccomp.ts";
 import type { HostFacts } from "./types.ts";
 
@@ -30,8 +29,8 @@ export function probeSteps(facts: HostFacts): ProbeStep[] {
   steps.push({ name: "a tmpfs with --size", args: [...args, "--", "true"] });
   args = [...args, ...runner];
   steps.push({
-    name: `the runner's command (setpriv --pdeathsig, prlimit --nproc, the execute-only node ${facts.runnerNode})`,
-    args: [...args, "--", "setpriv", "--pdeathsig", "KILL", "--", "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, "--", facts.runnerNode, "-e", "0"],
+    name: `the runner's command (setpriv --pdeathsig, prlimit --nproc --data, the execute-only node ${facts.runnerNode})`,
+    args: [...args, "--", ...runnerPrefix(facts), "-e", "0"],
   });
   return steps;
 }
@@ -39,7 +38,9 @@ export function probeSteps(facts: HostFacts): ProbeStep[] {
 /** What the host lacks before bwrap is even run, or null. */
 export function hostProblem(facts: HostFacts): string | null {
   if (seccompArchOf(facts.arch) === undefined) return `no seccomp filter is written for ${facts.arch}; sessions run on x64 and arm64 only`;
-  if (facts.uid === 0 && facts.pidsCgroup === null) // safety: root-without-cgroup
-    return "running as root, a session's tasks are bounded only by a pids cgroup, and no writable pids controller was found (mount cgroup v2 with pids, or cgroup v1's pids hierarchy)";
+  if (facts.uid === 0 && facts.cgroups.pids === null) // safety: root-without-cgroup
+    return "running as root, a session's tasks are bounded by a pids cgroup too, and no writable pids controller was found (mount cgroup v2 with pids, or cgroup v1's pids hierarchy)";
+  if (facts.uid === 0 && facts.cgroups.memory === null) // safety: root-without-memory-cgroup
+    return "running as root, a session's memory as a whole is bounded by a memory cgroup, and no writable memory controller was found (mount cgroup v2 with memory, or cgroup v1's memory hierarchy)";
   return null;
 }

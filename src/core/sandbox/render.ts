@@ -30,6 +30,16 @@ export function renderArgvLines(argv: readonly string[]): string[] {
   return lines;
 }
 
+/**
+ * The launcher's whole command: a root caller's drop to the session's identity (everything before
+ * bwrap, up to its `--`) on a line of its own, then bwrap's argv as renderArgvLines() shows it.
+ */
+export function renderCommandLines(command: readonly string[]): string[] {
+  const at = command.indexOf("bwrap");
+  if (at <= 0) return renderArgvLines(command);
+  return [command.slice(0, at).join(" "), ...renderArgvLines(command.slice(at))];
+}
+
 export const BIND_TABLE_HEADING = "source | inside | mode | why";
 
 export function renderBindLines(table: readonly Bind[]): string[] {

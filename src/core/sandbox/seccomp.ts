@@ -9,7 +9,7 @@ export const AUDIT_ARCH: Readonly<Record<SeccompArch, number>> = { x86_64: 0xc00
 
 /** seccomp return actions (linux/seccomp.h). */
 export const RET = { KILL_PROCESS: 0x80000000, ERRNO: 0x00050000, ALLOW: 0x7fff0000 } as const;
-export const ERRNO = { EPERM: 1, ENOSYS: 38 } as const;
+export const ERRNO = { EPERM: 1, ENOSYS: 38, EPROTONOSUPPORT: 93, EAFNOSUPPORT: 97 } as const;
 
 /** x32 syscalls on x86_64 carry this bit; the table's numbers are the 64-bit ABI's. */
 const X32_SYSCALL_BIT = 0x40000000;
@@ -80,8 +80,45 @@ export const CLONE_NAMESPACE_FLAGS: readonly { name: string; flag: number }[] = 
   { name: "CLONE_NEWNET", flag: 0x40000000 },
 ];
 
+/**
+ * The address families a session may open sockets in (linux/socket.h); socket() and socketpair()
+ * in any other family get EAFNOSUPPORT, which libraries take as "not built in" and carry on.
+ * Flatpak's allowlist, without its optional CAN and Bluetooth. An allowlist, not a list of the
+ * bad ones: the next family the kernel grows is denied too.
+ */
+export const SOCKET_FAMILIES: readonly { name: string; family: number; netlinkRouteOnly?: true; why: string }[] = [ // safety: seccomp-socket-family-added
+  { name: "AF_UNIX", family: 1, why: "the broker, launch, tool and model sockets, and node's own IPC" },
+  { name: "AF_INET", family: 2, why: "the model port on 127.0.0.1, in the session's own network namespace" },
+  { name: "AF_INET6", family: 10, why: "the same over ::1; libc and node probe it" },
+  { name: "AF_NETLINK", family: 16, netlinkRouteOnly: true, why: "NETLINK_ROUTE of the session's own network namespace: getifaddrs, node's os.networkInterfaces()" }, // safety: seccomp-netlink-any-protocol
+];
+
+/**
+ * Families the default denial keeps out, named for a reviewer (and each probed by the contract
+ * tier's interpreter); the filter itself lists only SOCKET_FAMILIES.
+ */
+export const SOCKET_FAMILIES_DENIED: readonly { name: string; family: number; why: string }[] = [
+  { name: "AF_VSOCK", family: 40, why: "vsock ports are not per network namespace: a bind inside collides with the host's, and a connect reaches the hypervisor's services" },
+  { name: "AF_PACKET", family: 17, why: "raw link-layer frames" },
+  { name: "AF_KEY", family: 15, why: "the kernel's IPsec key management" },
+  { name: "AF_ALG", family: 38, why: "the kernel's crypto API, a frequent exploit surface" },
+  { name: "AF_XDP", family: 44, why: "express data path sockets: packet buffers shared with the kernel" },
+  { name: "AF_TIPC", family: 30, why: "a cluster transport the host may have loaded" },
+  { name: "AF_RDS", family: 21, why: "a transport with a history of kernel bugs" },
+  { name: "AF_BLUETOOTH", family: 31, why: "the host's radios" },
+  { name: "AF_CAN", family: 29, why: "the host's CAN buses" },
+];
+
+/** NETLINK_ROUTE (linux/netlink.h): the one netlink protocol a session may open. */
+const NETLINK_ROUTE = 0;
+
 /** Syscall numbers the argument checks need. */
-const ARG_SYSCALLS = { ioctl: { x86_64: 16, aarch64: 29 }, clone: { x86_64: 56, aarch64: 220 } } as const;
+const ARG_SYSCALLS = {
+  ioctl: { x86_64: 16, aarch64: 29 },
+  clone: { x86_64: 56, aarch64: 220 },
+  socket: { x86_64: 41, aarch64: 198 },
+  socketpair: { x86_64: 53, aarch64: 199 },
+} as const;
 
 const errnoRet = (e: keyof typeof ERRNO) => (RET.ERRNO | ERRNO[e]) >>> 0;
 
@@ -92,9 +129,11 @@ export interface SeccompRules {
   cloneNamespaces: boolean;
   /** x86_64 only: kill any x32 syscall. */
   x32: boolean;
+  /** The families socket() and socketpair() may use; null: any (a control only). */
+  socketFamilies: typeof SOCKET_FAMILIES | null;
 }
 
-export const SECCOMP_RULES: SeccompRules = { deny: SECCOMP_DENY, ioctl: IOCTL_DENY, cloneNamespaces: true, x32: true };
+export const SECCOMP_RULES: SeccompRules = { deny: SECCOMP_DENY, ioctl: IOCTL_DENY, cloneNamespaces: true, x32: true, socketFamilies: SOCKET_FAMILIES };
 
 /**
  * The filter for one architecture: the arch first (a mismatch kills, so a syscall number can never
@@ -115,6 +154,10 @@ export function seccompItems(arch: SeccompArch, rules: SeccompRules = SECCOMP_RU
   items.push(
     { op: "jeq", k: ARG_SYSCALLS.ioctl[arch], jt: "ioctl", jf: NEXT, note: "ioctl: check the request" },
     { op: "jeq", k: ARG_SYSCALLS.clone[arch], jt: "clone", jf: NEXT, note: "clone: check the flags" },
+    ...(rules.socketFamilies === null ? [] : [ // safety: seccomp-socket-any-family
+      { op: "jeq", k: ARG_SYSCALLS.socket[arch], jt: "socket", jf: NEXT, note: "socket: check the family" } as Item,
+      { op: "jeq", k: ARG_SYSCALLS.socketpair[arch], jt: "socket", jf: NEXT, note: "socketpair: check the family" } as Item,
+    ]),
     { op: "ret", k: RET.ALLOW, note: "allow" },
     { label: "ioctl" },
     // The kernel reads ioctl's request as an unsigned int, so only the low 32 bits count.
@@ -132,14 +175,36 @@ export function seccompItems(arch: SeccompArch, rules: SeccompRules = SECCOMP_RU
       note: `deny clone EPERM with any of ${CLONE_NAMESPACE_FLAGS.map((f) => f.name).join(" ")}`,
     },
     { op: "ret", k: RET.ALLOW, note: "allow clone without namespace flags (fork, threads)" },
+    ...socketItems(rules.socketFamilies),
     { label: "deny-EPERM" },
     { op: "ret", k: errnoRet("EPERM"), note: "errno EPERM" },
+    { label: "deny-EAFNOSUPPORT" },
+    { op: "ret", k: errnoRet("EAFNOSUPPORT"), note: "errno EAFNOSUPPORT" },
+    { label: "deny-EPROTONOSUPPORT" },
+    { op: "ret", k: errnoRet("EPROTONOSUPPORT"), note: "errno EPROTONOSUPPORT" },
     { label: "deny-ENOSYS" },
     { op: "ret", k: errnoRet("ENOSYS"), note: "errno ENOSYS" },
     { label: "kill" },
     { op: "ret", k: RET.KILL_PROCESS, note: "kill the process" },
   );
   return items;
+}
+
+/** socket() and socketpair(): the family (args[0]) against the allowlist, netlink's protocol (args[2]) against NETLINK_ROUTE. */
+function socketItems(families: typeof SOCKET_FAMILIES | null): Item[] {
+  if (families === null) return [];
+  return [
+    { label: "socket" },
+    // Both take the family as an int: the low 32 bits of args[0].
+    { op: "ld", offset: OFF.argLow(0), note: "socket family (low 32 bits of args[0])" },
+    ...families.map((f): Item => ({ op: "jeq", k: f.family, jt: f.netlinkRouteOnly ? "netlink" : "socket-allow", jf: NEXT, note: `${f.name}: ${f.why}` })),
+    { op: "ret", k: errnoRet("EAFNOSUPPORT"), note: "any other family: EAFNOSUPPORT" },
+    { label: "netlink" },
+    { op: "ld", offset: OFF.argLow(2), note: "netlink protocol (low 32 bits of args[2])" },
+    { op: "jeq", k: NETLINK_ROUTE, jt: "socket-allow", jf: "deny-EPROTONOSUPPORT", note: "NETLINK_ROUTE only" },
+    { label: "socket-allow" },
+    { op: "ret", k: RET.ALLOW, note: "allow a socket of an allowed family" },
+  ];
 }
 
 export interface SeccompProgram {

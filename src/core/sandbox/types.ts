@@ -60,12 +60,28 @@ export interface HostFacts {
    */
   runnerNode: string;
   /**
-   * Where the session's pids cgroup is made, or null when none can be. RLIMIT_NPROC does not bind
-   * a caller whose uid is 0 outside (the kernel exempts the init user), so a root host needs one.
+   * Where a root host makes each session's cgroups, per controller, or null where it cannot: pids
+   * bounds its tasks, memory its memory as a whole. The same directory on cgroup v2, two
+   * hierarchies on v1. A user caller has none it may write.
    */
-  pidsCgroup: string | null;
-  /** The host uid bwrap runs as. */
+  cgroups: SessionCgroupBases;
+  /** The launcher's own uid: 0 is a root caller. */
   uid: number;
+  /**
+   * The identity bwrap and so the whole session run as: a user caller's own, a root caller's
+   * dedicated unprivileged one (sessionIdentity()), never uid 0.
+   */
+  session: SessionIdentity;
+}
+
+export interface SessionCgroupBases {
+  pids: string | null;
+  memory: string | null;
+}
+
+export interface SessionIdentity {
+  uid: number;
+  gid: number;
 }
 
 /**
@@ -95,7 +111,9 @@ export type BindRow =
   | "top-link"
   | "etc"
   | "dev"
+  | "shm"
   | "proc"
+  | "proc-sys"
   | "node"
   | "runner-node"
   | "runner-file"
@@ -110,5 +128,6 @@ export type BindRow =
   | "run-dir"
   | "bundle"
   | "session-json"
+  | "sockets"
   | "home"
   | "tmp";

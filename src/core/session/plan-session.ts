@@ -5,9 +5,12 @@ import type { LaunchPlan } from "../launch/decide-launch.ts";
 import type { ResolvedInstance } from "../launch/instance.ts";
 import { binds, placeholders } from "../sandbox/binds.ts";
 import { bwrapArgv } from "../sandbox/bwrap-argv.ts";
+import { dropToSession } from "../sandbox/identity.ts";
+import { TOOL_SOCKET_FD, runSockets } from "../runner/run-paths.ts";
 import type { Placeholder } from "../sandbox/protected.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../sandbox/types.ts";
 import { RUNNER_DEFAULTS, SESSION_FILE_VERSION, type SessionFile } from "../runner/session-file.ts";
+import { planRunnerBounds } from "../runner/bounds.ts";
 import { heldActions } from "../tools/catalog.ts";
 import { sessionEnv } from "./env.ts";
 
@@ -45,6 +48,7 @@ export interface SessionInputs {
 export interface SessionPlan {
   spec: SandboxSpec;
   binds: Bind[];
+  /** bwrap's command line; the launcher runs it behind sessionCommand()'s drop to the session's identity. */
   argv: string[];
   /** The mount points bwrap will make in the workspace; the launcher removes them afterwards. */
   placeholders: Placeholder[];
@@ -64,6 +68,11 @@ function harnessCommand(plan: LaunchPlan, facts: HostFacts): string[] {
   if (bin.startsWith("/")) return [...plan.adapter.argv];
   if (plan.harness !== "claude-code" || facts.claude === undefined) throw new MosaicError("adapter-not-found", "adapter.argv[0]", `${JSON.stringify(bin)} is not an absolute path and the host resolved no Claude Code binary (set MOSAIC_CLAUDE_BIN)`);
   return [facts.claude.path, ...rest];
+}
+
+/** bwrap's argv as the launcher runs it: a root caller drops to the session's identity first. */
+export function sessionCommand(facts: HostFacts, argv: readonly string[]): string[] {
+  return [...dropToSession(facts), ...argv];
 }
 
 /**
@@ -113,7 +122,9 @@ export function planSession(inp: SessionInputs): SessionPlan {
     brokerRetries: inp.timings?.brokerRetries ?? RUNNER_DEFAULTS.brokerRetries,
     pollMs: inp.timings?.pollMs ?? RUNNER_DEFAULTS.pollMs,
     brokerTimeoutSeconds: inp.timings?.brokerTimeoutSeconds ?? RUNNER_DEFAULTS.brokerTimeoutSeconds,
-    model: instance.network === "none" ? null : { port: MODEL_PORT, socket: `${inp.runDir}/model.sock` },
+    model: instance.network === "none" ? null : { port: MODEL_PORT, socket: runSockets(inp.runDir).model },
+    toolSocket: { path: runSockets(inp.runDir).tools, fd: TOOL_SOCKET_FD },
+    bounds: planRunnerBounds(fake !== null ? { kind: "exit" } : plan.turnEnd),
   };
   return { spec, binds: table, argv: bwrapArgv(spec, inp.facts, table), placeholders: placeholders(spec, inp.fs), sessionFile, env: sessionEnv(inp.hostEnv) };
 }

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { Server } from "node:net";
 import { EXIT, claimOutcome, judgeTurn, messageAction, pollStep, replyText, turnStderrName, type BrokerAnswer, type Message } from "../../core/runner/decisions.ts";
 import { parseCapabilityLine, parseSessionFile, type SessionFile } from "../../core/runner/session-file.ts";
+import { turnEndKill } from "../../core/runner/bounds.ts";
 import { parseToolRoutes } from "../../core/runner/tool-call.ts";
 import { founderVariables } from "../../core/session/env.ts";
 import { callBroker } from "./broker-client.ts";
@@ -20,6 +21,7 @@ let current: RunningTurn | null = null;
 let session: SessionFile | null = null;
 let cap: string | null = null;
 const servers: Server[] = [];
+const SESSION_GONE_CODES = ["unauthenticated", "claim-revoked", "not-claimed"];
 
 // A host that died leaves stderr a broken pipe: the runner keeps going, and ends at its next poll.
 process.stderr.on("error", () => {});
@@ -105,8 +107,8 @@ async function main(): Promise<void> {
       return new Map();
     }
   })();
-  servers.push(await serveToolSocket(join(runDir, "tools.sock"), routes, s.launchSocket, (socket, verb, args) =>
-    callBroker(socket === "launch" ? s.launchSocket! : s.brokerSocket, cap!, verb, args, timeoutMs)));
+  servers.push(await serveToolSocket(s.toolSocket, routes, s.launchSocket, (socket, verb, args) =>
+    callBroker(socket === "launch" ? s.launchSocket! : s.brokerSocket, cap!, verb, args, timeoutMs), s.bounds.toolSocket));
   if (s.model !== null) servers.push(await forwardModelPort(s.model.port, s.model.socket));
   log(`claimed ${s.instance} for run ${s.run}`);
 
@@ -124,14 +126,24 @@ async function main(): Promise<void> {
       if (action.kind === "ignore") continue;
       turns += 1;
       const marker = s.turnEnd.kind === "marker" ? s.turnEnd.file : null;
-      current = startTurn(s.adapter, m.body, { timeoutMs: s.turnTimeoutSeconds * 1000, stderrFile: join(runDir, "turns", turnStderrName(turns)), marker });
+      current = startTurn(s.adapter, m.body, {
+        timeoutMs: s.turnTimeoutSeconds * 1000, stderrFile: join(runDir, "turns", turnStderrName(turns)), marker,
+        stdoutBytes: s.bounds.turn.stdoutBytes, stderrBytes: s.bounds.turn.stderrBytes,
+        killNamespace: turnEndKill(process.pid, s.bounds.turn.killNamespace) === "namespace",
+      });
       const run = await current.done;
       current = null;
       if (stopping) break;
       const outcome = judgeTurn(s.turnEnd, run, s.turnTimeoutSeconds);
       log(`turn ${turns}: ${outcome.kind === "ok" ? "ok" : `failed: ${outcome.why}`}`);
-      const sent = await broker("message.send", { to: m.from, kind: "result", replyTo: m.id, body: replyText(outcome) });
-      if (sent.kind === "error" && ["unauthenticated", "claim-revoked", "not-claimed"].includes(sent.code)) return finish(EXIT.sessionInvalid, `message.send: ${sent.code}`);
+      const send = (body: string) => broker("message.send", { to: m.from, kind: "result", replyTo: m.id, body });
+      let sent = await send(replyText(outcome));
+      // A reply the broker did not take (longer than its line once escaped, say): the sender still hears the turn ended.
+      if (sent.kind !== "ok" && !(sent.kind === "error" && SESSION_GONE_CODES.includes(sent.code))) {
+        const why = sent.kind === "error" ? `${sent.code}: ${sent.message}` : sent.why;
+        sent = await send(replyText({ kind: "failed", why: `its reply was not delivered (${why.slice(0, 200)})` }));
+      }
+      if (sent.kind === "error" && SESSION_GONE_CODES.includes(sent.code)) return finish(EXIT.sessionInvalid, `message.send: ${sent.code}`);
     }
     if (!stopping) await new Promise((r) => setTimeout(r, s.pollMs));
   }

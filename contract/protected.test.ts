@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { PROTECTED_PATHS, STAND_INS, protectedBinds } from "../src/core/sandbox/protected.ts";
+import { memoryView, type Tree } from "../src/conformance/tree.ts";
+
+// The protected-path table and its stand-ins for missing paths. Each stand-in kind was chosen by
+// experiment (docs/hardening.md, "Protected paths that do not exist"): a device in the work tree
+// makes `git add -A` fail, an empty file would be committed, and any file at .git/commondir
+// (or at .git/config.worktree with extensions.worktreeConfig on) makes git fail.
+const WS = "/srv/data/workspaces/acme/coder";
+const plan = (tree: Tree) => protectedBinds(WS, memoryView(Object.fromEntries(Object.entries(tree).map(([k, v]) => [WS + k, v]))));
+const at = (p: string) => `${WS}/${p}`;
+
+describe("the protected-path table", () => {
+  it("each row has a why, a path of its own, and comes after its parent", () => {
+    const paths = PROTECTED_PATHS.map((r) => r.path);
+    expect(new Set(paths).size, "no path twice").toBe(paths.length);
+    for (const [i, r] of PROTECTED_PATHS.entries()) {
+      expect(r.why.length, `${r.path} has a why`).toBeGreaterThan(15);
+      const parent = paths.findIndex((p) => r.path.startsWith(p + "/"));
+      if (parent !== -1) expect(parent, `${r.path} comes after ${paths[parent]}`).toBeLessThan(i);
+    }
+    for (const k of Object.keys(STAND_INS)) expect(STAND_INS[k as keyof typeof STAND_INS].length).toBeGreaterThan(30);
+  });
+
+  it("a device or no stand-in only inside .git: in the work tree a device breaks git add -A, and nothing would let the session create it", () => {
+    for (const r of PROTECTED_PATHS) {
+      if ((r.absent ?? "empty-dir") === "empty-dir") continue;
+      expect(r.path.startsWith(".git/"), `${r.path}: a ${r.absent} stand-in only inside .git`).toBe(true);
+      expect(r.kind, `${r.path}: only a file goes without an empty directory`).toBe("file");
+    }
+    expect(PROTECTED_PATHS.filter((r) => r.absent === "none").map((r) => r.path).sort()).toEqual([".git/commondir", ".git/config.worktree"]);
+  });
+
+  it("the anchors' names and the reviewer's tool configs are all in it", () => {
+    const paths = PROTECTED_PATHS.map((r) => r.path);
+    const anchors = [".git", ".git/hooks", ".git/config", ".gitmodules", ".gitconfig", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json", ".vscode", ".idea", ".claude", ".codex", ".agents"];
+    const reviewer = [".git/commondir", ".git/config.worktree", ".git/worktrees", ".git/info", ".husky", ".pre-commit-config.yaml", ".gitattributes", ".npmrc", "mise.toml", ".mise.toml", ".github"];
+    for (const p of [...anchors, ...reviewer]) expect(paths, `${p} is protected`).toContain(p);
+  });
+});
+
+describe("protectedBinds: what stands in for a missing path", () => {
+  const repo: Tree = { "/.git/HEAD": "file", "/.git/config": "file", "/.git/hooks": "dir", "/.git/info": "dir", "/README.md": "file" };
+
+  it("a missing work-tree file gets an empty read-only directory, and bwrap's mount point is a directory to remove", () => {
+    const { binds, placeholders } = plan(repo);
+    for (const p of [".mcp.json", ".gitattributes", ".npmrc", ".envrc"]) {
+      expect(binds.find((b) => b.inside === at(p))?.mode, `${p}: an empty read-only directory`).toBe("ro-empty");
+      expect(placeholders, `${p}: its mount point`).toContainEqual({ path: at(p), kind: "dir" });
+    }
+    expect(binds.some((b) => b.source === "/dev/null"), "no device stands in for anything here").toBe(false);
+  });
+
+  it("commondir and config.worktree absent: no bind and no mount point; present: read-only", () => {
+    const absent = plan(repo);
+    for (const p of [".git/commondir", ".git/config.worktree"]) {
+      expect(absent.binds.some((b) => b.inside === at(p)), `${p} absent: nothing mounted there`).toBe(false);
+      expect(absent.placeholders.some((x) => x.path === at(p)), `${p} absent: no mount point made`).toBe(false);
+    }
+    const present = plan({ ...repo, "/.git/commondir": "file", "/.git/config.worktree": "file" });
+    for (const p of [".git/commondir", ".git/config.worktree"]) {
+      expect(present.binds.find((b) => b.inside === at(p))?.mode, `${p} present: read-only`).toBe("ro");
+    }
+  });
+
+  it("a missing .git/config gets the unreadable /dev/null, which git reads past", () => {
+    const { binds, placeholders } = plan({ "/.git/HEAD": "file" });
+    expect(binds.find((b) => b.inside === at(".git/config"))).toMatchObject({ source: "/dev/null", mode: "ro" });
+    expect(placeholders).toContainEqual({ path: at(".git/config"), kind: "file" });
+  });
+
+  it("a workspace without .git: one empty read-only .git, and nothing under it", () => {
+    const { binds } = plan({ "/README.md": "file" });
+    expect(binds.find((b) => b.inside === at(".git"))?.mode).toBe("ro-empty");
+    expect(binds.filter((b) => b.inside.startsWith(at(".git/"))), "the stand-in covers every .git row").toEqual([]);
+  });
+});

@@ -1,0 +1,54 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { SESSION_LIMITS } from "../src/core/sandbox/limits.ts";
+import { joinCgroups } from "../src/host/sandbox-spawn.ts";
+import { findSessionCgroupBases, makeSessionCgroups } from "../src/host/session-cgroups.ts";
+import { makeScratch } from "../src/conformance/scratch.ts";
+
+// The cgroup writer against directories laid out as cgroupfs lays them out (a v1 hierarchy per
+// controller, or one v2 hierarchy whose root has cgroup.controllers): what it writes is what the
+// kernel would be told. The live tier's attack table proves the kernel then holds the bound.
+const scratch = makeScratch("cgroups");
+const root = scratch.root;
+afterAll(() => scratch.remove());
+const read = (f: string) => readFileSync(f, "utf8");
+
+describe("makeSessionCgroups", () => {
+  it("cgroup v1: a pids and a memory cgroup, each with its bound", () => {
+    const pids = join(root, "v1/pids/mosaic-sessions");
+    const memory = join(root, "v1/memory/mosaic-sessions");
+    const dirs = makeSessionCgroups({ pids, memory }, "run-1");
+    expect(dirs, "one cgroup per hierarchy").toEqual([join(pids, "run-1"), join(memory, "run-1")]);
+    expect(read(join(pids, "run-1/pids.max")), "the session's tasks are bounded").toBe(String(SESSION_LIMITS.tasks.value));
+    expect(read(join(memory, "run-1/memory.limit_in_bytes")), "the session's memory as a whole is bounded").toBe(String(SESSION_LIMITS.memoryBytes.value));
+    expect(existsSync(join(memory, "run-1/memory.memsw.limit_in_bytes")), "swap accounting missing on this host: skipped, not failed").toBe(false);
+  });
+  it("cgroup v2: one cgroup with both bounds, the controllers enabled for it", () => {
+    const hier = join(root, "v2");
+    mkdirSync(hier, { recursive: true });
+    writeFileSync(join(hier, "cgroup.controllers"), "cpu memory pids\n");
+    const base = join(hier, "mosaic-sessions");
+    const dirs = makeSessionCgroups({ pids: base, memory: base }, "run-3");
+    expect(dirs, "one cgroup holds both controllers").toEqual([join(base, "run-3")]);
+    expect(read(join(base, "run-3/pids.max")), "tasks bounded").toBe(String(SESSION_LIMITS.tasks.value));
+    expect(read(join(base, "run-3/memory.max")), "memory bounded").toBe(String(SESSION_LIMITS.memoryBytes.value));
+  });
+  it("finds each controller's writable hierarchy in /proc/self/mounts' shape, and none where nothing is mounted", () => {
+    const v1 = join(root, "find-v1");
+    mkdirSync(join(v1, "pids"), { recursive: true });
+    mkdirSync(join(v1, "memory"), { recursive: true });
+    const mounts = [
+      { dir: join(v1, "pids"), type: "cgroup", options: ["rw", "pids"] },
+      { dir: join(v1, "memory"), type: "cgroup", options: ["rw", "memory"] },
+    ];
+    expect(findSessionCgroupBases(mounts)).toEqual({ pids: join(v1, "pids/mosaic-sessions"), memory: join(v1, "memory/mosaic-sessions") });
+    expect(findSessionCgroupBases([])).toEqual({ pids: null, memory: null });
+  });
+  it("a sandbox joins every cgroup before it execs the command; with none, the command runs as it is", () => {
+    expect(joinCgroups([], ["setpriv", "--", "bwrap"]), "no cgroup: nothing in front").toEqual(["setpriv", "--", "bwrap"]);
+    const cmd = joinCgroups(["/cg/pids/x/cgroup.procs", "/cg/memory/x/cgroup.procs"], ["bwrap", "--", "true"]);
+    expect(cmd.slice(0, 2), "a shell joins first").toEqual(["/bin/sh", "-c"]);
+    expect(cmd.slice(3), "each cgroup.procs, then the command").toEqual(["sh", "/cg/pids/x/cgroup.procs", "/cg/memory/x/cgroup.procs", "--", "bwrap", "--", "true"]);
+  });
+});

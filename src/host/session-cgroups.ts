@@ -1,0 +1,111 @@
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CGROUP_SETTINGS, type CgroupController, type CgroupVersion } from "../core/sandbox/cgroups.ts";
+import type { SessionCgroupBases } from "../core/sandbox/types.ts";
+
+type Mount = { dir: string; type: string; options: string[] };
+
+/**
+ * Where a root host can make session cgroups, per controller: cgroup v1's hierarchy for it, or a
+ * cgroup v2 hierarchy that offers it; null where none is writable. Sessions live under
+ * `<hierarchy>/mosaic-sessions`.
+ */
+export function findSessionCgroupBases(mounts = readMounts()): SessionCgroupBases {
+  return { pids: findBase("pids", mounts), memory: findBase("memory", mounts) };
+}
+
+function findBase(controller: CgroupController, mounts: Mount[]): string | null {
+  for (const m of mounts) {
+    const base = m.type === "cgroup" && m.options.includes(controller) ? m.dir
+      : m.type === "cgroup2" && controllers(m.dir).includes(controller) ? m.dir
+      : null;
+    if (base === null) continue;
+    try {
+      accessSync(base, constants.W_OK);
+      return join(base, "mosaic-sessions");
+    } catch {
+      // not ours to write
+    }
+  }
+  return null;
+}
+
+function readMounts(): Mount[] {
+  try {
+    return readFileSync("/proc/self/mounts", "utf8").split("\n").filter(Boolean).map((l) => {
+      const [, dir, type, opts] = l.split(" ");
+      return { dir: dir!, type: type!, options: (opts ?? "").split(",") };
+    });
+  } catch {
+    return [];
+  }
+}
+
+function controllers(dir: string): string[] {
+  try {
+    return readFileSync(join(dir, "cgroup.controllers"), "utf8").trim().split(/\s+/);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Makes `<base>/<name>` for each controller (one directory when both share a v2 hierarchy) and
+ * writes CGROUP_SETTINGS into it. Returns the directories; on any failure removes what it made and
+ * throws, naming the file.
+ */
+export function makeSessionCgroups(bases: SessionCgroupBases, name: string): string[] {
+  const byDir = new Map<string, CgroupController[]>();
+  for (const c of ["pids", "memory"] as const) {
+    const base = bases[c];
+    if (base === null) continue;
+    byDir.set(base, [...(byDir.get(base) ?? []), c]);
+  }
+  const made: string[] = [];
+  try {
+    for (const [base, ctrls] of byDir) {
+      mkdirSync(base, { recursive: true });
+      const v2 = existsSync(join(base, "..", "cgroup.controllers"));
+      // cgroup v2 only: let the sessions' cgroups use the controllers.
+      if (v2) for (const c of ctrls) tryWrite(join(base, "cgroup.subtree_control"), `+${c}`);
+      const dir = join(base, name);
+      mkdirSync(dir);
+      made.push(dir);
+      const version: CgroupVersion = v2 ? 2 : 1;
+      for (const c of ctrls) {
+        for (const s of CGROUP_SETTINGS[c][version]) {
+          const file = join(dir, s.file);
+          if (s.optional === true && !existsSync(file)) continue;
+          writeFileSync(file, String(s.value));
+        }
+      }
+    }
+    return made;
+  } catch (e) {
+    for (const d of made) removeSessionCgroup(d);
+    throw e;
+  }
+}
+
+function tryWrite(file: string, value: string): void {
+  try {
+    writeFileSync(file, value);
+  } catch {
+    // already on, or not allowed: the settings below then fail and name the file
+  }
+}
+
+/** Removes a session's cgroup once it holds no process; true when it is gone. */
+export function removeSessionCgroup(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/** Removes every directory, waiting up to a second for the kernel to let go of a dead session's tasks. */
+export async function removeSessionCgroups(dirs: readonly string[]): Promise<void> {
+  for (const d of dirs) for (let i = 0; i < 50 && !removeSessionCgroup(d); i++) await new Promise((r) => setTimeout(r, 20));
+}
