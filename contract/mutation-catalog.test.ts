@@ -1,8 +1,8 @@
 // The catalog checks: pure functions over catalog entries and source text, and the real catalog.
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { applyMutant, sortCatalog, locateFind, pairTags, parseCatalogFile, scanTags, type Mutant, type Site } from "../src/conformance/mutation/catalog.ts";
-import { loadCatalog } from "../src/conformance/mutation/load.ts";
+import { applyMutant, sortCatalog, locateFind, pairTags, parseCatalogFile, scanTags, type Mutant, type Site } from "../src/mutation/catalog.ts";
+import { loadCatalog } from "../src/mutation/load.ts";
 
 // Tags are assembled so this test file itself holds none.
 const TAG = "// " + "safety: ";

@@ -4,12 +4,12 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { parseCliArgs } from "../src/conformance/mutation/cli-args.ts";
-import { main } from "../src/conformance/mutation/cli.ts";
-import { restoreFiles } from "../src/conformance/mutation/runner.ts";
-import { loadCatalog } from "../src/conformance/mutation/load.ts";
-import type { MutantRecord } from "../src/conformance/mutation/report.ts";
-import type { PartialReport } from "../src/conformance/mutation/shard.ts";
+import { parseCliArgs } from "../src/mutation/cli-args.ts";
+import { main } from "../src/mutation/cli.ts";
+import { restoreFiles } from "../src/mutation/tree-copy.ts";
+import { loadCatalog } from "../src/mutation/load.ts";
+import type { MutantRecord } from "../src/mutation/report.ts";
+import type { PartialReport } from "../src/mutation/shard.ts";
 
 const FIXTURE = join(REPO_ROOT, "contract/fixtures/mutation-project");
 const SCRATCH = join(REPO_ROOT, ".scratch", "mutation-cli");

@@ -1,10 +1,10 @@
 // What the mutation run writes: the table, the schema report, diffs, and shard merging.
 import { describe, expect, it } from "vitest";
-import { locateFind, type Mutant } from "../src/conformance/mutation/catalog.ts";
-import { buildHtml, buildMutationReport, listFailures, renderTable, renderDiff, listGoldenOnlyKills, type MutantRecord } from "../src/conformance/mutation/report.ts";
-import { mergePartials, parseShard, selectShard, type PartialReport } from "../src/conformance/mutation/shard.ts";
-import type { Verdict } from "../src/conformance/mutation/verdict.ts";
-import { findSchemaProblems } from "../src/conformance/mutation/schema-check.ts";
+import { locateFind, type Mutant } from "../src/mutation/catalog.ts";
+import { buildHtml, buildMutationReport, listFailures, renderTable, renderDiff, listGoldenOnlyKills, type MutantRecord } from "../src/mutation/report.ts";
+import { mergePartials, parseShard, selectShard, type PartialReport } from "../src/mutation/shard.ts";
+import type { Verdict } from "../src/mutation/verdict.ts";
+import { findSchemaProblems } from "../src/mutation/schema-check.ts";
 
 const SOURCE = "line one\nconst ok = check(a);\nline three\n";
 

@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { MutationTestResult } from "mutation-testing-report-schema/api";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { MUTATION_HOST_ENV } from "../src/conformance/mutation/hosts.ts";
-import { hashDir } from "../src/conformance/mutation/runner.ts";
-import { findSchemaProblems } from "../src/conformance/mutation/schema-check.ts";
+import { MUTATION_HOST_ENV } from "../src/mutation/host-pool.ts";
+import { hashDir } from "../src/mutation/tree-copy.ts";
+import { findSchemaProblems } from "../src/mutation/schema-check.ts";
 
 const FIXTURE = join(REPO_ROOT, "contract/fixtures/mutation-project");
 const SCRATCH = join(REPO_ROOT, ".scratch", "mutation-fixture");

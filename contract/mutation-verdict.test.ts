@@ -1,6 +1,6 @@
 // Verdicts from test outcomes: only an expected test's assertion (or golden) failure is a kill.
 import { describe, expect, it } from "vitest";
-import { classifyErrors, classifyMutant, explainFailure, needsTierRun, type RunOutcome, type TestOutcome } from "../src/conformance/mutation/verdict.ts";
+import { classifyErrors, classifyMutant, explainFailure, needsTierRun, type RunOutcome, type TestOutcome } from "../src/mutation/verdict.ts";
 
 const EXPECTED = ["t.test.ts > d > expected"];
 

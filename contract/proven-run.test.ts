@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readProvenRun, treeHash, writeProof } from "../src/conformance/mutation/proven-run.ts";
+import { readProvenRun, treeHash, writeProof } from "../src/mutation/proven-run.ts";
 import { makeScratch } from "../src/conformance/scratch.ts";
 
 // The mutation runner takes a green `npm test` instead of its own before- and after-runs only for

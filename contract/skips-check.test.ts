@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { findSkipProblems, readJunitCases } from "../src/conformance/junit.ts";
+import { findSkipProblems, readJunitCases } from "../src/mutation/junit.ts";
 
 const FIXTURES = join(REPO_ROOT, "contract/fixtures/junit");
 const SKIPPY = join(FIXTURES, "skip-and-todo.xml");

@@ -3,7 +3,7 @@
 // or empty report. Locally it lists them and exits 0.
 import { existsSync, readFileSync } from "node:fs";
 import { isCi } from "../src/conformance/ci.ts";
-import { findSkipProblems } from "../src/conformance/junit.ts";
+import { findSkipProblems } from "../src/mutation/junit.ts";
 
 const reports = process.argv.slice(2);
 if (reports.length === 0) {

@@ -1,8 +1,8 @@
 // `node scripts/tree-proof.ts <report>`: after a tier passed, records beside its JUnit report the
 // sha256 of the tree it ran on, so the mutation runner can take that green run instead of proving
-// the same tree green again (src/conformance/mutation/proven-run.ts).
+// the same tree green again (src/mutation/proven-run.ts).
 import { resolve } from "node:path";
-import { proofOf, writeProof } from "../src/conformance/mutation/proven-run.ts";
+import { proofOf, writeProof } from "../src/mutation/proven-run.ts";
 
 const report = process.argv[2];
 if (report === undefined) {

@@ -2,7 +2,6 @@
 // checks the sandbox can be set up, runs each scenario as a real session, prints the verdict.
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { REPO_ROOT } from "../conformance/golden.ts";
 import { checkoutProblem } from "../conformance/live-gate.ts";
 import { formatScenarioError, loadScenario, ScenarioError, scenarioFiles, type Scenario } from "../conformance/scenario/load.ts";
 import { renderJunit, renderSummary, renderTable, type ScenarioRuns } from "../conformance/scenario/report.ts";
@@ -10,6 +9,9 @@ import { harnessesOf, runScenario } from "../conformance/scenario/run.ts";
 import { readHostFacts } from "../host/host-facts.ts";
 import { sandboxProblem } from "../host/sandbox-probe.ts";
 import type { CliCommand } from "./args.ts";
+
+/** The checkout this CLI runs from: scenarios, the runner and node_modules are read from it. */
+const REPO_ROOT = resolve(import.meta.dirname, "../..");
 
 type RunCommand = Extract<CliCommand, { kind: "run" }>;
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { importsOf } from "../conformance/imports.ts";
+import { importsOf } from "../core/imports.ts";
 
 /**
  * Every repository file an entry point loads, following relative static and dynamic imports.

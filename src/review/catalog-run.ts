@@ -5,11 +5,11 @@
 import { availableParallelism } from "node:os";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { applyMutant, type Mutant } from "../conformance/mutation/catalog.ts";
-import type { SpecRequest } from "../conformance/mutation/host-protocol.ts";
-import { startHost, type Host } from "../conformance/mutation/hosts.ts";
-import { loadCatalog, type LoadedCatalog } from "../conformance/mutation/load.ts";
-import { copyTree, hashDir } from "../conformance/mutation/runner.ts";
+import { applyMutant, type Mutant } from "../mutation/catalog.ts";
+import type { SpecRequest } from "../mutation/host-protocol.ts";
+import { startHost, type Host } from "../mutation/host-pool.ts";
+import { loadCatalog, type LoadedCatalog } from "../mutation/load.ts";
+import { copyTree, hashDir } from "../mutation/tree-copy.ts";
 import { GOLDEN_LOG_ENV } from "../conformance/golden.ts";
 import { importGraph } from "../host/import-graph.ts";
 import { reviewGoldens, type Report } from "./classify.ts";
@@ -41,7 +41,7 @@ function writeCopyConfig(tree: string): string {
   writeFileSync(
     file,
     `// Written by the golden review's catalog self-test into its own tree copy.
-import base from "../vitest.config.ts";
+import base from ${JSON.stringify("../vitest.config.ts")};
 const soft = new URL("../src/review/catalog-soft-expect.ts", import.meta.url).pathname;
 const projects = (base.test?.projects ?? []).map((p) => {
   const q = p as { test?: { name?: string; setupFiles?: string[] } };

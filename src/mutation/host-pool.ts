@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { FromHost, HostArgs, ProjectInfo, SpecRequest } from "./host-protocol.ts";
 import type { RunOutcome } from "./verdict.ts";
 
-const HOST_SCRIPT = join(import.meta.dirname, "host.ts");
+const HOST_SCRIPT = join(import.meta.dirname, "host-child.ts");
 
 /** Set in every test host, so a test of the runner itself can stay out of the runner's own runs. */
 export const MUTATION_HOST_ENV = "MOSAIC_MUTATION_HOST";

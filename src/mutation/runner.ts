@@ -1,13 +1,13 @@
-// The mutation run: copies of the tree, one test host per copy, the before/after checks, and each
+// The mutation run: copies of the tree (tree-copy.ts), one test host per copy, the before/after checks, and each
 // mutant applied, tested and restored byte for byte. Verdicts come from verdict.ts; this file
 // only moves files and messages.
-import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, relative } from "node:path";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { applyMutant, parseTestRef, type Mutant } from "./catalog.ts";
 import type { SpecRequest } from "./host-protocol.ts";
-import { startHost, type Host, type RunReply } from "./hosts.ts";
+import { startHost, type Host, type RunReply } from "./host-pool.ts";
 import { readProvenRun } from "./proven-run.ts";
+import { copyTree, hashDir, readFiles, restoreFiles } from "./tree-copy.ts";
 import { locateMutantLine, type LoadedCatalog } from "./load.ts";
 import type { MutantRecord } from "./report.ts";
 import { classifyMutant, findExpectedKills, needsTierRun, labelVerdict, type RunOutcome, type Verdict } from "./verdict.ts";
@@ -57,80 +57,6 @@ export type RunResult = {
   /** The suite was not green before any mutant: no verdict was reached. */
   redBefore: boolean;
 };
-
-/** Names kept out of a tree copy: dependencies are linked, history and outputs are not needed. */
-const NOT_COPIED = new Set(["node_modules", ".git", ".scratch", "reports", ".vite-cache"]);
-
-function nearestNodeModules(root: string): string | null {
-  for (let d = root; ; d = dirname(d)) {
-    const p = join(d, "node_modules");
-    if (existsSync(p)) return realpathSync(p);
-    if (dirname(d) === d) return null;
-  }
-}
-
-/** A copy of the project without its dependencies, history and outputs; node_modules is linked. */
-export function copyTree(root: string, dest: string): void {
-  rmSync(dest, { recursive: true, force: true });
-  mkdirSync(dest, { recursive: true });
-  for (const name of readdirSync(root)) {
-    if (NOT_COPIED.has(name)) continue;
-    cpSync(join(root, name), join(dest, name), { recursive: true, filter: (src) => !NOT_COPIED.has(basename(src)) });
-  }
-  const nm = nearestNodeModules(root);
-  if (nm) symlinkSync(nm, join(dest, "node_modules"), "dir");
-}
-
-/** A hash of every file under dir (paths and bytes), so any golden written or removed shows. */
-export function hashDir(dir: string): string {
-  const h = createHash("sha256");
-  const walk = (d: string) => {
-    if (!existsSync(d)) return;
-    for (const n of readdirSync(d).sort()) {
-      const p = join(d, n);
-      if (statSync(p).isDirectory()) walk(p);
-      else h.update(relative(dir, p) + "\0").update(readFileSync(p)).update("\0");
-    }
-  };
-  walk(dir);
-  return h.digest("hex");
-}
-
-/** Every file under dir by its path relative to dir, with its bytes. */
-function readFiles(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const walk = (d: string) => {
-    if (!existsSync(d)) return;
-    for (const n of readdirSync(d).sort()) {
-      const p = join(d, n);
-      if (statSync(p).isDirectory()) walk(p);
-      else out.set(relative(dir, p), readFileSync(p));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/**
- * Puts dir back to the files in want (bytes, and no file more or less); returns the paths that
- * differed, under the prefix, sorted. Bless mode calls it after every run on a tree copy.
- */
-export function restoreFiles(dir: string, want: ReadonlyMap<string, Buffer>, prefix: string): string[] {
-  const have = readFiles(dir);
-  const changed: string[] = [];
-  for (const [rel, bytes] of want) {
-    if (have.get(rel)?.equals(bytes)) continue;
-    changed.push(rel);
-    mkdirSync(dirname(join(dir, rel)), { recursive: true });
-    writeFileSync(join(dir, rel), bytes);
-  }
-  for (const rel of have.keys()) {
-    if (want.has(rel)) continue;
-    changed.push(rel);
-    rmSync(join(dir, rel));
-  }
-  return changed.sort().map((r) => join(prefix, r));
-}
 
 /** The expected killers as spec requests, one per test file. */
 function specifyKillers(m: Mutant): SpecRequest[] {

@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readJunitCases } from "../junit.ts";
+import { readJunitCases } from "./junit.ts";
 import type { RunOutcome } from "./verdict.ts";
 
 /**
