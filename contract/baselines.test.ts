@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
 import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
-import { diffBaselines, loadBaseline, loadBwrapBaselines, loadFact, parseHelpOptions, type Baseline } from "../src/conformance/baselines.ts";
-import { diffFacts } from "../src/conformance/baseline-facts.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
+import { diffBaselines, loadBaseline, loadBwrapBaselines, loadFact, parseHelpOptions, type Baseline } from "../src/conformance/baselines/baselines.ts";
+import { diffFacts } from "../src/conformance/baselines/baseline-facts.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
 import { loadCases } from "./support/launch-cases.ts";
 

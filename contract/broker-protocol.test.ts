@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import {
   MAX_LINE_BYTES, newFramer, parseLineBytes, parseRequest, pushChunk, readLines, renderRequest, renderResponse,
   type BrokerRequest, type Framer, type ParsedLine,
-} from "../src/conformance/broker/protocol.ts";
-import { handleLine, newBrokerState } from "../src/conformance/broker/state.ts";
+} from "../src/conformance/stand-ins/broker/protocol.ts";
+import { handleLine, newBrokerState } from "../src/conformance/stand-ins/broker/state.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => new TextDecoder().decode(b);

@@ -5,10 +5,10 @@ import { existsSync, mkdirSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { connectLines, type LineClient } from "../src/conformance/broker/client.ts";
-import { MAX_LINE_BYTES, newFramer, readLines, type BrokerResponse } from "../src/conformance/broker/protocol.ts";
-import { startBroker, type StandInBroker } from "../src/conformance/broker/server.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { connectLines, type LineClient } from "../src/conformance/stand-ins/broker/client.ts";
+import { MAX_LINE_BYTES, newFramer, readLines, type BrokerResponse } from "../src/conformance/stand-ins/broker/protocol.ts";
+import { startBroker, type StandInBroker } from "../src/conformance/stand-ins/broker/server.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { isMosaicError } from "../src/core/errors.ts";
 
 const scratch = makeScratch("broker");

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ErrorCode } from "../src/conformance/broker/protocol.ts";
+import type { ErrorCode } from "../src/conformance/stand-ins/broker/protocol.ts";
 import {
   CATALOG_VERBS, VERBS, endRun, handleLine, issueCapability, newBrokerState, recordUnanswered, revokeClaim, sentTo, setPolicy, step,
   type BrokerState, type SocketName, type StepOutput,
-} from "../src/conformance/broker/state.ts";
+} from "../src/conformance/stand-ins/broker/state.ts";
 import { TOOL_CATALOG } from "../src/core/tools/catalog.ts";
 import { isMosaicError } from "../src/core/errors.ts";
 

@@ -8,7 +8,7 @@ import { writeBundle } from "../src/host/write-bundle.ts";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
 import { isMosaicError } from "../src/core/errors.ts";
 import { readSourceDigests, SOURCE_FILES } from "../src/host/launch-facts.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { loadCase } from "./support/launch-cases.ts";
 
 function claudeBundle(): Record<string, string> {

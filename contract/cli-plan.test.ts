@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseCliArgs } from "../src/cli/args.ts";
 import { planReport, renderPlanText } from "../src/cli/plan-report.ts";
-import { REPO_ROOT, normalise } from "../src/conformance/golden.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixturePlaceholders, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
+import { REPO_ROOT, normalise } from "../src/conformance/golden/golden.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixturePlaceholders, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
 
 const { spec } = ROLE_CASES["claude-pm"]!;
 const facts = HOST_LAYOUTS["merged-usr"]!.facts;

@@ -4,9 +4,9 @@ import { lstatSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { WorldDisk, worldArb } from "../src/conformance/gate-fuzz.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { layOutTree } from "../src/conformance/tree.ts";
+import { WorldDisk, worldArb } from "../src/conformance/gate/gate-fuzz.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { layOutTree } from "../src/conformance/worlds/tree.ts";
 
 const scratch = makeScratch("world-disk");
 afterAll(() => scratch.remove());

@@ -6,9 +6,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decide } from "../src/core/gate/decide.ts";
 import { hookOutcome, loadGate, runHook, type GateModules } from "../src/host/claude-gate.ts";
 import { readPolicyFile, toolCallVerdict } from "../src/host/pi-extension.ts";
-import { memoryView } from "../src/conformance/tree.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { memoryView } from "../src/conformance/worlds/tree.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 
 const policy = { harness: "claude-code", workspace: "/ws", home: "/home/s", builtInTools: ["Read", "read"], typedTools: [], network: "none", services: [], credentials: { set: null } };
 const fs = memoryView({ "/ws/a.txt": "file", "/etc/passwd": "file" });

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readPathLikePi, resolveToCwdLikePi } from "../src/core/gate/pi-paths.ts";
 import { resolvePhysical } from "../src/core/gate/resolve.ts";
 import { realFsView } from "../src/host/fs-view.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { NAMES } from "../src/conformance/gate-fuzz.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { NAMES } from "../src/conformance/gate/gate-fuzz.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 
 const PI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent");
 const RECHECK =

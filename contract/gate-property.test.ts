@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { WorldDisk, caseArb, checkCase, loadPiPaths } from "../src/conformance/gate-fuzz.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { WorldDisk, caseArb, checkCase, loadPiPaths } from "../src/conformance/gate/gate-fuzz.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 
 // Fixed seed, so the contract tier is repeatable; `npm run fuzz:gate -- <count>` runs fresh seeds.
 const SEED = 20261202;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decide } from "../src/core/gate/decide.ts";
-import { memoryView } from "../src/conformance/tree.ts";
+import { memoryView } from "../src/conformance/worlds/tree.ts";
 import { SEED_CASES, SEED_POLICY, SEED_TREE, SEED_TWIN_CASES, SEED_TWIN_TREE, type SeedCase } from "./oracles/gate-seed.ts";
 
 // The oracle's decisions are hand-written from the seed; only allow/block is compared (the

@@ -8,9 +8,9 @@ import type { FsView } from "../src/core/gate/fs-view.ts";
 import { claudeGlobBase, dirnamePosix, splitPattern, climbsAfterWildcard } from "../src/core/gate/pattern.ts";
 import { normalisePiPath, readSpellings } from "../src/core/gate/pi-paths.ts";
 import { MAX_LINKS, resolvePhysical } from "../src/core/gate/resolve.ts";
-import { PATH_MAX, layOutTree, memoryView, type Tree } from "../src/conformance/tree.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { PATH_MAX, layOutTree, memoryView, type Tree } from "../src/conformance/worlds/tree.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { realFsView } from "../src/host/fs-view.ts";
 
 const policy = { workspace: "/ws", home: "/home/s", builtInTools: ["read", "write", "Read", "find", "Glob"], typedTools: [] };

@@ -2,10 +2,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decide, type Decision } from "../src/core/gate/decide.ts";
 import type { GatePolicy } from "../src/core/gate/policy-shape.ts";
 import { realFsView } from "../src/host/fs-view.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
-import { GATE_SCENES, renderTree, visible } from "../src/conformance/gate-scenes.ts";
-import { layOutTree, memoryView } from "../src/conformance/tree.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import { GATE_SCENES, renderTree, visible } from "./support/gate-scenes.ts";
+import { layOutTree, memoryView } from "../src/conformance/worlds/tree.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 
 const scratch = makeScratch("gate-goldens");
 afterAll(() => scratch.remove());

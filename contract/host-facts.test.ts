@@ -7,7 +7,7 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { findOnPath, readHostFacts } from "../src/host/host-facts.ts";
 import { readBinaryFacts, readLaunchFacts } from "../src/host/launch-facts.ts";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { loadCase } from "./support/launch-cases.ts";
 
 const scratch = makeScratch("host-facts");

@@ -3,7 +3,7 @@ import { DEFAULT_SESSION_IDENTITY, dropToSession, sessionIdentity } from "../src
 import { planHandover, type OwnedEntry } from "../src/core/sandbox/handover.ts";
 import { BIND_NEEDS, bindNeeds, reachProblem, type PathStat } from "../src/core/sandbox/reach.ts";
 import { binds } from "../src/core/sandbox/binds.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
 import { isMosaicError } from "../src/core/errors.ts";
 
 const code = (f: () => unknown): string => {

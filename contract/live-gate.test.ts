@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkoutProblem, liveMode } from "../src/conformance/live-gate.ts";
+import { checkoutProblem, liveMode } from "../src/conformance/tiers/live-gate.ts";
 
 describe("live tests never pass on a skip", () => {
   it.each([

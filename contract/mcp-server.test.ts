@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUNDLE_VERSION } from "../src/core/bundle/plan-bundle.ts";
 import { renderTools, selectTools } from "../src/core/tools/catalog.ts";
 import { MCP_SERVER_NAME, MCP_SERVER_VERSION } from "../src/host/mcp-server.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { loadedPackages } from "../src/conformance/load-trace.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { ToolSocketStandIn, type StandInAnswer, type ToolRequest } from "../src/conformance/tool-socket-stand-in.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { loadedPackages } from "../src/conformance/processes/load-trace.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { ToolSocketStandIn, type StandInAnswer, type ToolRequest } from "../src/conformance/stand-ins/tool-socket.ts";
 
 // The real server as Claude Code runs it: a child process on stdio, driven by the SDK's own client.
 const SERVER = join(REPO_ROOT, "src/host/mcp-server.ts");
@@ -43,7 +43,7 @@ beforeAll(async () => {
   writeFileSync(toolsFile(), JSON.stringify(planned, null, 2));
   stand = new ToolSocketStandIn(join(scratch.root, "tools.sock"), (r) => reply(r));
   await stand.start();
-  main = await connect({ MOSAIC_TOOLS_FILE: toolsFile(), MOSAIC_TOOL_SOCKET: stand.path, LOAD_TRACE_OUT: trace() }, ["--import", join(REPO_ROOT, "src/conformance/load-trace.ts")]);
+  main = await connect({ MOSAIC_TOOLS_FILE: toolsFile(), MOSAIC_TOOL_SOCKET: stand.path, LOAD_TRACE_OUT: trace() }, ["--import", join(REPO_ROOT, "src/conformance/processes/load-trace.ts")]);
 });
 afterAll(async () => {
   await main?.close();

@@ -1,12 +1,12 @@
 import { http } from "msw";
 import { describe, expect, it } from "vitest";
 import { MosaicError } from "../src/core/errors.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
-import { fillPlaceholders, loadModelScript, type ModelScript, type Reply } from "../src/conformance/model-script/format.ts";
-import { handlersFor, remainingTurns, respond } from "../src/conformance/model-script/handlers.ts";
-import { ScriptRecorder, type ScriptFailure } from "../src/conformance/model-script/record.ts";
-import { latestToolResults, NO_TOOL_RESULT, toolResultsIn } from "../src/conformance/model-script/resolve.ts";
-import { sseEvents } from "../src/conformance/model-script/sse.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import { fillPlaceholders, loadModelScript, type ModelScript, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
+import { handlersFor, remainingTurns, respond } from "../src/conformance/stand-ins/model-script/handlers.ts";
+import { ScriptRecorder, type ScriptFailure } from "../src/conformance/stand-ins/model-script/record.ts";
+import { latestToolResults, NO_TOOL_RESULT, toolResultsIn } from "../src/conformance/stand-ins/model-script/resolve.ts";
+import { sseEvents } from "../src/conformance/stand-ins/model-script/sse.ts";
 
 // The script format and its msw handlers, in process through getResponse: no port.
 const SOURCE = "contract/model-script.test.ts";

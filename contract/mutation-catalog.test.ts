@@ -1,6 +1,6 @@
 // The catalog checks: pure functions over catalog entries and source text, and the real catalog.
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { applyMutant, sortCatalog, locateFind, pairTags, parseCatalogFile, scanTags, type Mutant, type Site } from "../src/mutation/catalog.ts";
 import { loadCatalog } from "../src/mutation/load.ts";
 

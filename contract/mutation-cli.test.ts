@@ -3,7 +3,7 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { parseCliArgs } from "../src/mutation/cli-args.ts";
 import { main } from "../src/mutation/cli.ts";
 import { restoreFiles } from "../src/mutation/tree-copy.ts";

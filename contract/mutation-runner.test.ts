@@ -8,7 +8,7 @@ import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { MutationTestResult } from "mutation-testing-report-schema/api";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { MUTATION_HOST_ENV } from "../src/mutation/host-pool.ts";
 import { hashDir } from "../src/mutation/tree-copy.ts";
 import { findSchemaProblems } from "../src/mutation/schema-check.ts";

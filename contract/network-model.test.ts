@@ -4,9 +4,9 @@
 // one beside the grant that admits it.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
-import type { ModelRequestsBaseline } from "../src/conformance/model-requests.ts";
-import { MODEL_REQUESTS_BASELINE } from "../src/conformance/model-requests.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import type { ModelRequestsBaseline } from "../src/conformance/baselines/model-requests.ts";
+import { MODEL_REQUESTS_BASELINE } from "../src/conformance/baselines/model-requests.ts";
 import type { EgressRecord } from "../src/core/network/egress.ts";
 import { EGRESS_LOG_BUDGET, LOG_START, closingLines, egressLogBound, planLogLine, renderRecord, type LogState } from "../src/core/network/egress-log.ts";
 import { MODEL_GRANTS, admittedBy, type ModelGrant } from "../src/core/network/grants.ts";

@@ -10,8 +10,8 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from "no
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { EGRESS_LOG_BUDGET, egressLogBound } from "../src/core/network/egress-log.ts";
 import { MODEL_GRANTS, type ModelGrant } from "../src/core/network/grants.ts";
 import { PROXY_LIMITS, type ProxyLimits } from "../src/core/network/proxy-limits.ts";

@@ -7,8 +7,8 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from "no
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
 import { DROPPED_HEADERS, EGRESS_ALLOW, MODEL_URL, NETWORK_MODES, decideEgress, egressErrorBody, upstreamHeaders, type EgressRecord } from "../src/core/network/egress.ts";
 import { CREDENTIAL_PLACEHOLDER, placeholderEnv, upstreamCredential, upstreamUrl } from "../src/core/network/placeholder.ts";

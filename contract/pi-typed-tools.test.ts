@@ -5,8 +5,8 @@ import { renderTools, selectTools } from "../src/core/tools/catalog.ts";
 import { pi } from "../src/core/route/pi.ts";
 import { parseToolsFile, type ToolsFile } from "../src/core/tools/tools-file.ts";
 import { registerTypedTools } from "../src/host/pi-typed-tools.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { ToolSocketStandIn, type StandInAnswer, type ToolRequest } from "../src/conformance/tool-socket-stand-in.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { ToolSocketStandIn, type StandInAnswer, type ToolRequest } from "../src/conformance/stand-ins/tool-socket.ts";
 
 // registerTypedTools against a recording registerTool (Pi's own loader runs it in
 // live/typed-tools.test.ts) and a real tool socket.

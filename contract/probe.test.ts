@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { probeSteps } from "../src/core/sandbox/probe-plan.ts";
 import { HARDENING } from "../src/core/sandbox/bwrap-argv.ts";
-import { HOST_LAYOUTS } from "../src/conformance/host-fixtures.ts";
+import { HOST_LAYOUTS } from "../src/conformance/worlds/host-fixtures.ts";
 
 // Fake bwraps: shell scripts standing in for the binary, so the probe's reading of success,
 // failure, absence, a hang and a file that cannot be executed is checked without bwrap. The live

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PROTECTED_PATHS, STAND_INS, protectedBinds } from "../src/core/sandbox/protected.ts";
-import { memoryView, type Tree } from "../src/conformance/tree.ts";
+import { memoryView, type Tree } from "../src/conformance/worlds/tree.ts";
 
 // The protected-path table and its stand-ins for missing paths. Each stand-in kind was chosen by
 // experiment (docs/hardening.md, "Protected paths that do not exist"): a device in the work tree

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readProvenRun, treeHash, writeProof } from "../src/mutation/proven-run.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 
 // The mutation runner takes a green `npm test` instead of its own before- and after-runs only for
 // the very tree that run was of: each way a report can fail to stand for this tree is refused here,

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { reviewGoldens, type GoldenPair } from "../src/review/classify.ts";
 import { EXPECTED_WITHOUT_WEAKENS, isFailure, judgeMutant } from "../src/review/catalog-verdict.ts";
 import { main, parseReviewArgs } from "../src/review/cli.ts";

@@ -3,8 +3,8 @@
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT, listGoldens } from "../src/conformance/golden.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
+import { REPO_ROOT, listGoldens } from "../src/conformance/golden/golden.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 import { reviewGolden, reviewGoldens, exitCodeOf, type GoldenPair } from "../src/review/classify.ts";
 import { findKind } from "../src/review/kinds.ts";
 import { diffFacts } from "../src/review/model.ts";

@@ -6,7 +6,7 @@ import { REFUSALS } from "../src/core/route/refusals.ts";
 import { isVersionAtLeast } from "../src/core/route/versions.ts";
 import { FOUNDER_ENV } from "../src/core/session/env.ts";
 import { isMosaicError } from "../src/core/errors.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 import { STAND_IN, loadCase, type LaunchCase } from "./support/launch-cases.ts";
 import { FOUNDER_ENV_ORACLE, SEED_CREDENTIAL_SETS } from "./oracles/seed-tables.ts";
 import { SEED_REFUSAL_CODES, SEED_ROUTE_CHECK_ORDER, SEED_S0_LINES, SEED_THINKING, SEED_TOOL_GRANTS } from "./oracles/launch-seed-tables.ts";

@@ -14,10 +14,10 @@ import { decideLaunch } from "../src/core/launch/decide-launch.ts";
 import { heldActions } from "../src/core/tools/catalog.ts";
 import { FOUNDER_ENV } from "../src/core/session/env.ts";
 import { credentialVariableNames } from "../src/core/session/credentials.ts";
-import { normalise } from "../src/conformance/golden.ts";
-import { jsonBody, matchGolden } from "../src/conformance/golden-expect.ts";
-import { HOST_LAYOUTS } from "../src/conformance/host-fixtures.ts";
-import { memoryView } from "../src/conformance/tree.ts";
+import { normalise } from "../src/conformance/golden/golden.ts";
+import { jsonBody, matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import { HOST_LAYOUTS } from "../src/conformance/worlds/host-fixtures.ts";
+import { memoryView } from "../src/conformance/worlds/tree.ts";
 import { FIXTURE_REPO, STAND_IN, loadCases } from "./support/launch-cases.ts";
 
 const ok = (over: Partial<TurnRun> = {}): TurnRun => ({ code: 0, signal: null, timedOut: false, stdout: "done\n", marker: true, overCap: null, ...over });

@@ -5,9 +5,9 @@ import { renderCommandLines, renderBindLines } from "../src/core/sandbox/render.
 import { sessionCommand } from "../src/core/session/plan-session.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
 import { isWithin } from "../src/core/paths.ts";
-import { normalise } from "../src/conformance/golden.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixturePlaceholders, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
+import { normalise } from "../src/conformance/golden/golden.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixturePlaceholders, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
 import { SESSION_LIMITS } from "../src/core/sandbox/limits.ts";
 import { SECCOMP_FD } from "../src/core/sandbox/bwrap-argv.ts";
 

@@ -5,9 +5,9 @@ import { sha256Bytes } from "../src/core/bundle/digest.ts";
 import {
   AUDIT_ARCH, CLONE_NAMESPACE_FLAGS, ERRNO, IOCTL_DENY, RET, SECCOMP_ARCHES, SECCOMP_DENY, SOCKET_FAMILIES, SOCKET_FAMILIES_DENIED, seccompArchOf, seccompProgram, type SeccompArch,
 } from "../src/core/sandbox/seccomp.ts";
-import { runSeccomp } from "../src/conformance/bpf-interpreter.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
+import { runSeccomp } from "./support/bpf-interpreter.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 
 const baseline = JSON.parse(readFileSync(join(REPO_ROOT, "baselines/syscalls.json"), "utf8")) as Record<SeccompArch | "addressFamilies" | "netlinkProtocols" | "errno", Record<string, number>>;
 /** A value pinned in baselines/syscalls.json from the system headers, independent of the tables under test. */

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SESSION_LIMITS } from "../src/core/sandbox/limits.ts";
 import { joinCgroups } from "../src/host/sandbox-spawn.ts";
 import { findSessionCgroupBases, makeSessionCgroups } from "../src/host/session-cgroups.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 
 // The cgroup writer against directories laid out as cgroupfs lays them out (a v1 hierarchy per
 // controller, or one v2 hierarchy whose root has cgroup.controllers): what it writes is what the

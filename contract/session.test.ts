@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { ENV_ALLOW, FOUNDER_ENV, founderVariables, sessionEnv } from "../src/core/session/env.ts";
 import { SESSION_CREDENTIALS, credentialVariableNames, hasSessionCredential, presentCredentialSet } from "../src/core/session/credentials.ts";
 import { RUNNER_EXITS, launchEndReason, sessionExit } from "../src/core/session/exit.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
-import { loadBaseline } from "../src/conformance/baselines.ts";
-import { loadEnvNamesBaseline } from "../src/conformance/claude-env-names.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import { loadBaseline } from "../src/conformance/baselines/baselines.ts";
+import { loadEnvNamesBaseline } from "../src/conformance/baselines/claude-env-names.ts";
 import { FOUNDER_ENV_ORACLE, MAY_REACH_SESSION, NEVER_REACH_SESSION, SEED_CREDENTIAL_SETS, SEED_FOUNDER_ENV, SEED_RUNNER_EXITS, SEED_SESSION_EXIT } from "./oracles/seed-tables.ts";
 
 const STAND_IN = "stand-in-value";

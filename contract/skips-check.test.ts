@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { findSkipProblems, readJunitCases } from "../src/mutation/junit.ts";
 
 const FIXTURES = join(REPO_ROOT, "contract/fixtures/junit");

@@ -4,8 +4,8 @@ import { binds } from "../src/core/sandbox/binds.ts";
 import { parseSandboxSpec } from "../src/core/sandbox/spec-schema.ts";
 import { MosaicError } from "../src/core/errors.ts";
 import type { SandboxSpec } from "../src/core/sandbox/types.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 
 const facts = HOST_LAYOUTS["merged-usr"]!.facts;
 const good = ROLE_CASES["pi-coder"]!.spec;

@@ -2,8 +2,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callTool } from "../src/host/tool-client.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { ToolSocketStandIn, type StandInAnswer, type ToolRequest } from "../src/conformance/tool-socket-stand-in.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { ToolSocketStandIn, type StandInAnswer, type ToolRequest } from "../src/conformance/stand-ins/tool-socket.ts";
 import { createConnection } from "node:net";
 
 // callTool against a real Unix socket: the stand-in answers each request from a function the test

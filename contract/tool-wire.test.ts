@@ -3,7 +3,7 @@ import { BUNDLE_VERSION } from "../src/core/bundle/plan-bundle.ts";
 import { renderTools, selectTools } from "../src/core/tools/catalog.ts";
 import { MAX_ANSWER_BYTES, failClosed, readToolAnswer, renderToolRequest, type SocketProblem } from "../src/core/tools/tool-wire.ts";
 import { TOOLS_FILE_VERSION, findTool, notATypedTool, parseToolsFile } from "../src/core/tools/tools-file.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 
 const answer = (v: unknown) => JSON.stringify(v);
 

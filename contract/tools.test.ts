@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TOOL_CATALOG, actionsWithoutTool, describeVia, renderTools, selectTools } from "../src/core/tools/catalog.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 
 const EVERY_SESSION = ["read_messages", "read_task", "list_tasks", "raise_decision"];
 

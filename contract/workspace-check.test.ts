@@ -5,9 +5,9 @@ import { WORKSPACE_FINDINGS, type Finding } from "../src/core/workspace/findings
 import { GIT_DIR_ENTRIES, GIT_POINTERS } from "../src/core/workspace/git-layout.ts";
 import { inspectWorkspace, looksLikeHead, normalisePath } from "../src/core/workspace/inspect.ts";
 import { planRemedies, relativeTo, type Remedy } from "../src/core/workspace/remedy.ts";
-import { matchGolden } from "../src/conformance/golden-expect.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { layOutWorkspaceTree, treeView } from "../src/conformance/tree.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { layOutWorkspaceTree, treeView } from "../src/conformance/worlds/tree.ts";
 import { WORKSPACE_CASES } from "../src/conformance/workspace/cases.ts";
 import { checkWorkspace, realTreeView } from "../src/host/workspace-check.ts";
 

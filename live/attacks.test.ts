@@ -3,8 +3,8 @@ import { ATTACKS, type AttackRow } from "../src/conformance/attacks/table.ts";
 import { layer } from "../src/conformance/attacks/layers.ts";
 import { runAttack, type AttackResult } from "../src/conformance/attacks/run.ts";
 import { identityProblem, makeWorld, type AttackWorld, type Identity } from "../src/conformance/attacks/world.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 

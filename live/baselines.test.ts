@@ -4,13 +4,13 @@ import { binds } from "../src/core/sandbox/binds.ts";
 import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
 import { readHostFacts, readBwrapVersion } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
-import { diffFacts, readClaudeFacts, readPiFacts } from "../src/conformance/baseline-facts.ts";
-import { BASELINE_SOURCES, diffBaselines, loadBaseline, readBaseline, type Baseline } from "../src/conformance/baselines.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/host-fixtures.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import type { SessionSetup } from "../src/conformance/live-session.ts";
-import { startSessionSetup } from "../src/conformance/memory-probe.ts";
+import { diffFacts, readClaudeFacts, readPiFacts } from "../src/conformance/baselines/baseline-facts.ts";
+import { BASELINE_SOURCES, diffBaselines, loadBaseline, readBaseline, type Baseline } from "../src/conformance/baselines/baselines.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import type { SessionSetup } from "../src/conformance/worlds/live-session.ts";
+import { startSessionSetup } from "../src/conformance/baselines/memory-probe.ts";
 
 // The installed binaries against baselines/: versions, option lists and the behaviour the adapters
 // rely on (baselines/README.md), each drift named. bwrap is the system's, so its baseline is the

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { describe, expect } from "vitest";
-import { CLAUDE_EXE, loadEnvNamesBaseline, readEnvNames } from "../src/conformance/claude-env-names.ts";
-import { liveIt } from "../src/conformance/live-gate.ts";
+import { CLAUDE_EXE, loadEnvNamesBaseline, readEnvNames } from "../src/conformance/baselines/claude-env-names.ts";
+import { liveIt } from "../src/conformance/tiers/live-gate.ts";
 
 const it = liveIt("Claude Code installed", existsSync(CLAUDE_EXE) ? null : `${CLAUDE_EXE} is missing (npm ci)`);
 

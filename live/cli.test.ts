@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { readBwrapVersion } from "../src/host/host-facts.ts";
 
 const it = liveIt("bwrap installed", checkoutProblem(REPO_ROOT) ?? (readBwrapVersion("bwrap") === null ? "bwrap is not on PATH (apt-get install bubblewrap)" : null));

@@ -3,9 +3,9 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, write
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { liveIt } from "../src/conformance/live-gate.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 
 // The gate's two callers as they really run: the Claude Code hook as its own node process, with
 // the hook JSON on stdin, and the Pi extension loaded by Pi 0.85.1's own extension loader.

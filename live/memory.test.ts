@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import { CLAUDE_BIN, type SessionSetup } from "../src/conformance/live-session.ts";
-import { MEMORY_LOCATIONS, probeMemory, startSessionSetup, type Drop, type MemoryLocation } from "../src/conformance/memory-probe.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { CLAUDE_BIN, type SessionSetup } from "../src/conformance/worlds/live-session.ts";
+import { MEMORY_LOCATIONS, probeMemory, startSessionSetup, type Drop, type MemoryLocation } from "../src/conformance/baselines/memory-probe.ts";
 
 // Memory files with their polarity pairs. Every place Claude Code or Pi reads memory from gets a
 // marker, in the workspace and in the session's HOME (<run>/home), never the workspace's parent,

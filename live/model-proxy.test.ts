@@ -9,12 +9,12 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import { MODEL_REQUESTS_BASELINE, recordModelRequests, type ModelRequestsBaseline } from "../src/conformance/model-requests.ts";
-import { scriptOf } from "../src/conformance/model-script/format.ts";
-import { ask, launchAndClaim, makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/runtime-world.ts";
-import { startScriptedApi, type ScriptedApi } from "../src/conformance/scripted-api.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { MODEL_REQUESTS_BASELINE, recordModelRequests, type ModelRequestsBaseline } from "../src/conformance/baselines/model-requests.ts";
+import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
+import { ask, launchAndClaim, makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
+import { startScriptedApi, type ScriptedApi } from "../src/conformance/stand-ins/scripted-api.ts";
 import { EGRESS_LOG_BUDGET, egressLogBound } from "../src/core/network/egress-log.ts";
 import { MODEL_GRANTS } from "../src/core/network/grants.ts";
 import { PROXY_LIMITS } from "../src/core/network/proxy-limits.ts";

@@ -2,19 +2,19 @@
 // port, which reaches the host's proxy; the proxy adds the real credential, which never enters the
 // sandbox. Each protection has its positive control: the same attempt with it removed on purpose.
 // The shell's view without a CLI (the fake adapter's, as root and as a user) is live/attacks.test.ts.
-import { freePort } from "../src/conformance/free-port.ts";
+import { freePort } from "../src/conformance/processes/free-port.ts";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import { CLAUDE_BIN, planLiveSession, runLiveTurn, withModelPort, type LiveSession } from "../src/conformance/live-session.ts";
-import { scriptOf } from "../src/conformance/model-script/format.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { startScriptedApi, toolResultsIn, type ScriptedApi } from "../src/conformance/scripted-api.ts";
-import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { CLAUDE_BIN, planLiveSession, runLiveTurn, withModelPort, type LiveSession } from "../src/conformance/worlds/live-session.ts";
+import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { startScriptedApi, toolResultsIn, type ScriptedApi } from "../src/conformance/stand-ins/scripted-api.ts";
+import { plantStandIns, type StandIns } from "../src/conformance/stand-ins/secrets.ts";
 import { MODEL_PORT, type EgressRecord } from "../src/core/network/egress.ts";
 import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
 import { binds } from "../src/core/sandbox/binds.ts";

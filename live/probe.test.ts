@@ -1,8 +1,8 @@
 import { describe, expect } from "vitest";
 import { readBwrapVersion, readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { liveIt } from "../src/conformance/live-gate.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { liveIt } from "../src/conformance/tiers/live-gate.ts";
 
 const it = liveIt("bwrap installed", readBwrapVersion("bwrap") === null ? "bwrap is not on PATH (apt-get install bubblewrap)" : null);
 

@@ -9,9 +9,9 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, st
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import type { RunnerBounds } from "../src/core/runner/bounds.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import { ask, makeRuntimeWorld, prepareLaunch, start, waitClaimed, type RuntimeWorld } from "../src/conformance/runtime-world.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { ask, makeRuntimeWorld, prepareLaunch, start, waitClaimed, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import type { LaunchEnd, PreparedLaunch, Session } from "../src/host/launcher.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";

@@ -3,9 +3,9 @@ import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import type { Bind } from "../src/core/sandbox/types.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import { ask, launchAndClaim, makeRuntimeWorld, prepareLaunch, start, waitClaimed, withBinds, type RuntimeWorld } from "../src/conformance/runtime-world.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { ask, launchAndClaim, makeRuntimeWorld, prepareLaunch, start, waitClaimed, withBinds, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { RUNNER_ENTRY } from "../src/core/session/plan-session.ts";
@@ -16,8 +16,8 @@ import { recover } from "../src/host/recover.ts";
 import { childrenOf, findSessionBwraps, isAlive } from "../src/host/session-procs.ts";
 import { callBroker } from "../src/host/runner/broker-client.ts";
 import { randomUUID } from "node:crypto";
-import { scriptOf } from "../src/conformance/model-script/format.ts";
-import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
+import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
+import { startScriptedApi, toolResultsIn } from "../src/conformance/stand-ins/scripted-api.ts";
 import type { EgressRecord } from "../src/core/network/egress.ts";
 import { egressLogPath } from "../src/host/model-proxy.ts";
 
@@ -433,7 +433,7 @@ describe("the host dying hard", () => {
     const { bus: _bus, ...req } = w.request(inst);
     writeFileSync(reqFile, JSON.stringify(req));
     const cap = w.broker.issueCapability({ run: inst.run, instance: inst.instance });
-    const host = spawn(process.execPath, [join(REPO_ROOT, "src/conformance/host-process.ts"), reqFile], { stdio: ["pipe", "pipe", "inherit"] });
+    const host = spawn(process.execPath, [join(REPO_ROOT, "src/conformance/processes/host-process.ts"), reqFile], { stdio: ["pipe", "pipe", "inherit"] });
     host.stdin!.end(cap + "\n");
     const line = await new Promise<string>((ok) => host.stdout!.setEncoding("utf8").once("data", (d: string) => ok(d)));
     const bwrap = Number(/LAUNCHED (\d+)/.exec(line)?.[1]);

@@ -9,10 +9,10 @@ import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts"
 import { sessionEnv } from "../src/core/session/env.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { runConfined } from "../src/conformance/sandbox-run.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { runConfined } from "../src/conformance/worlds/sandbox-run.ts";
 import { realFsView } from "../src/host/fs-view.ts";
 
 const facts: HostFacts = readHostFacts({ repo: REPO_ROOT });

@@ -2,11 +2,11 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { loadScenario, scenarioFiles, type Scenario } from "../src/conformance/scenario/load.ts";
 import { runScenario } from "../src/conformance/scenario/run.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 

@@ -1,13 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { runProcess } from "../src/conformance/run-process.ts";
+import { runProcess } from "../src/conformance/processes/run-process.ts";
 import { join } from "node:path";
 import { afterEach, describe, expect } from "vitest";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { liveIt } from "../src/conformance/live-gate.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { loadModelScript, type Reply } from "../src/conformance/model-script/format.ts";
-import { anthropicError, handlersFor } from "../src/conformance/model-script/handlers.ts";
-import { startScriptedApi, type ScriptedApi } from "../src/conformance/scripted-api.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { loadModelScript, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
+import { anthropicError, handlersFor } from "../src/conformance/stand-ins/model-script/handlers.ts";
+import { startScriptedApi, type ScriptedApi } from "../src/conformance/stand-ins/scripted-api.ts";
 import { http } from "msw";
 
 // The real CLIs against the scripted API, unconfined: proves the stream shape both accept, so a

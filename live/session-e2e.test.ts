@@ -6,17 +6,17 @@ import { afterAll, beforeAll, describe, expect } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
 import type { Bind } from "../src/core/sandbox/types.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { checkoutProblem, liveIt } from "../src/conformance/live-gate.ts";
-import { CLAUDE_BIN, planLiveSession, runLiveTurn, type LiveSession } from "../src/conformance/live-session.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
-import { scriptOf, type Reply } from "../src/conformance/model-script/format.ts";
-import { plantStandIns, type StandIns } from "../src/conformance/stand-ins.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { CLAUDE_BIN, planLiveSession, runLiveTurn, type LiveSession } from "../src/conformance/worlds/live-session.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { startScriptedApi, toolResultsIn } from "../src/conformance/stand-ins/scripted-api.ts";
+import { scriptOf, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
+import { plantStandIns, type StandIns } from "../src/conformance/stand-ins/secrets.ts";
 
 // The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a coder from
 // the shipped example instances, writeBundle() writes its bundle, and the adapter's own argv runs
-// the real Claude Code or Pi inside bwrap from binds()/bwrapArgv() (src/conformance/live-session.ts).
+// the real Claude Code or Pi inside bwrap from binds()/bwrapArgv() (src/conformance/worlds/live-session.ts).
 // The gate runs on every tool call: Claude Code's through the bundle's hook, Pi's through the
 // extension. The scripted API records what the model was shown.
 const CLAUDE = CLAUDE_BIN;

@@ -8,14 +8,14 @@ import { parseInstance, parseSettings } from "../src/core/launch/instance.ts";
 import { readLaunchFacts } from "../src/host/launch-facts.ts";
 import { warmGateCache } from "../src/host/warm-gate-cache.ts";
 import { writeBundle } from "../src/host/write-bundle.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { liveIt } from "../src/conformance/live-gate.ts";
-import { runProcess } from "../src/conformance/run-process.ts";
-import { makeScratch } from "../src/conformance/scratch.ts";
-import { startScriptedApi, toolResultsIn } from "../src/conformance/scripted-api.ts";
-import { scriptOf, type Reply } from "../src/conformance/model-script/format.ts";
-import { parseRecording } from "../src/conformance/stdio-recorder.ts";
-import { ToolSocketStandIn, type StandInAnswer } from "../src/conformance/tool-socket-stand-in.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { runProcess } from "../src/conformance/processes/run-process.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { startScriptedApi, toolResultsIn } from "../src/conformance/stand-ins/scripted-api.ts";
+import { scriptOf, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
+import { parseRecording } from "../src/conformance/processes/stdio-recorder.ts";
+import { ToolSocketStandIn, type StandInAnswer } from "../src/conformance/stand-ins/tool-socket.ts";
 import { runSockets } from "../src/core/runner/run-paths.ts";
 
 // Typed tools through the real CLIs: decideLaunch() plans a coder from the shipped examples,
@@ -204,7 +204,7 @@ describe("claude-code: the MCP handshake", () => {
       const mcpFile = join(p.plan.bundleDir, "mcp.json");
       const mcp = JSON.parse(readFileSync(mcpFile, "utf8")) as { mcpServers: { mosaic: { command: string; args: string[] } } };
       const server = mcp.mcpServers.mosaic;
-      mcp.mcpServers.mosaic = { ...server, command: process.execPath, args: [join(REPO_ROOT, "src/conformance/stdio-recorder.ts"), wire, server.command, ...server.args] };
+      mcp.mcpServers.mosaic = { ...server, command: process.execPath, args: [join(REPO_ROOT, "src/conformance/processes/stdio-recorder.ts"), wire, server.command, ...server.args] };
       writeFileSync(mcpFile, JSON.stringify(mcp));
       const r = await runTurn(p, "hello");
       expect(r.stdout, r.stderr.slice(0, 800)).toContain("handshake-done");

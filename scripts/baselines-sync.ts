@@ -4,10 +4,10 @@
 // changes confinement is a finding.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { readClaudeFacts, readPiFacts, type FactSet } from "../src/conformance/baseline-facts.ts";
-import { BASELINE_SOURCES, baselinePath, readBaseline, type Baseline } from "../src/conformance/baselines.ts";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { withSessionSetup } from "../src/conformance/memory-probe.ts";
+import { readClaudeFacts, readPiFacts, type FactSet } from "../src/conformance/baselines/baseline-facts.ts";
+import { BASELINE_SOURCES, baselinePath, readBaseline, type Baseline } from "../src/conformance/baselines/baselines.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { withSessionSetup } from "../src/conformance/baselines/memory-probe.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 

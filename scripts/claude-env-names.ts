@@ -2,8 +2,8 @@
 // Code binary into baselines/claude-code-env.json. Review the diff: a new name is one more variable
 // the session-env test proves sessionEnv() drops.
 import { writeFileSync } from "node:fs";
-import { CLAUDE_EXE, ENV_NAMES_BASELINE, readEnvNames, type EnvNamesBaseline } from "../src/conformance/claude-env-names.ts";
-import { loadBaseline } from "../src/conformance/baselines.ts";
+import { CLAUDE_EXE, ENV_NAMES_BASELINE, readEnvNames, type EnvNamesBaseline } from "../src/conformance/baselines/claude-env-names.ts";
+import { loadBaseline } from "../src/conformance/baselines/baselines.ts";
 
 const b: EnvNamesBaseline = {
   binary: "claude-code",

@@ -1,5 +1,5 @@
 // npm run fuzz:gate -- [cases] [--workers N] [--seed S]
-// Generated worlds and tool calls (src/conformance/gate-fuzz.ts), each world laid out on disk:
+// Generated worlds and tool calls (src/conformance/gate/gate-fuzz.ts), each world laid out on disk:
 // memory and disk must decide alike, and nothing allowed may resolve, by Pi's own path code and
 // the kernel, outside the workspace or through a dangling link. Child processes, not worker
 // threads: Pi reads HOME through libuv, which a worker's process.env does not reach.
@@ -8,7 +8,7 @@ import { rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { WorldDisk, caseArb, checkCase, loadPiPaths, type FuzzCase } from "../src/conformance/gate-fuzz.ts";
+import { WorldDisk, caseArb, checkCase, loadPiPaths, type FuzzCase } from "../src/conformance/gate/gate-fuzz.ts";
 
 type Progress = { kind: "progress"; cases: number; allowed: number; worlds: number } | { kind: "failure"; seed: number; index: number; failure: unknown; world: FuzzCase };
 

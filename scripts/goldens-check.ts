@@ -2,8 +2,8 @@
 // orphan fails; locally it is reported with the command that removes it.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { isCi } from "../src/conformance/ci.ts";
-import { REPO_ROOT, findOrphans, listGoldens } from "../src/conformance/golden.ts";
+import { isCi } from "../src/conformance/tiers/ci.ts";
+import { REPO_ROOT, findOrphans, listGoldens } from "../src/conformance/golden/golden.ts";
 
 const log = join(REPO_ROOT, ".scratch", "golden-log.txt");
 if (!existsSync(log)) {

@@ -1,12 +1,12 @@
 // node scripts/record-model-requests.ts: re-reads what the installed Claude Code and Pi send the
-// model API (src/conformance/model-requests.ts) into baselines/model-requests.json. Review the
+// model API (src/conformance/baselines/model-requests.ts) into baselines/model-requests.json. Review the
 // diff: a new beta, body field, tool type, block or source type is refused by the proxy until its
 // table in src/core/network/ names it (live/model-proxy.test.ts fails on the same drift).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "../src/conformance/golden.ts";
-import { MODEL_REQUESTS_BASELINE, recordModelRequests } from "../src/conformance/model-requests.ts";
-import { makeRuntimeWorld } from "../src/conformance/runtime-world.ts";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { MODEL_REQUESTS_BASELINE, recordModelRequests } from "../src/conformance/baselines/model-requests.ts";
+import { makeRuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 

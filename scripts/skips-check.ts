@@ -2,7 +2,7 @@
 // or todo test fails the run (CI never passes on a test that did not run), and so does a missing
 // or empty report. Locally it lists them and exits 0.
 import { existsSync, readFileSync } from "node:fs";
-import { isCi } from "../src/conformance/ci.ts";
+import { isCi } from "../src/conformance/tiers/ci.ts";
 import { findSkipProblems } from "../src/mutation/junit.ts";
 
 const reports = process.argv.slice(2);

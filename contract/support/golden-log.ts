@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { GOLDEN_LOG_ENV, REPO_ROOT } from "../../src/conformance/golden.ts";
+import { GOLDEN_LOG_ENV, REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 
 /** vitest globalSetup: a fresh log of the goldens this run writes, for scripts/goldens-check.ts. */
 export default function setup(): void {

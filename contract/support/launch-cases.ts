@@ -8,7 +8,7 @@ import { parseInstance, parseSettings, type LaunchSettings, type ResolvedInstanc
 import type { LaunchFacts } from "../../src/core/launch/decide-launch.ts";
 import type { RefusalCode } from "../../src/core/route/refusals.ts";
 import { sha256 } from "../../src/core/bundle/digest.ts";
-import { REPO_ROOT } from "../../src/conformance/golden.ts";
+import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 
 export const STAND_IN = "stand-in-value";
 export const CASE_DIR = join(REPO_ROOT, "scenarios/instances");

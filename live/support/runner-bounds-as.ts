@@ -7,10 +7,10 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { parseInstance, parseSettings } from "../../src/core/launch/instance.ts";
 import type { RunnerBounds } from "../../src/core/runner/bounds.ts";
-import { startBroker } from "../../src/conformance/broker/server.ts";
-import { REPO_ROOT } from "../../src/conformance/golden.ts";
-import { FAKE_ADAPTER } from "../../src/conformance/runtime-world.ts";
-import { plantStandIns } from "../../src/conformance/stand-ins.ts";
+import { startBroker } from "../../src/conformance/stand-ins/broker/server.ts";
+import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
+import { FAKE_ADAPTER } from "../../src/conformance/worlds/runtime-world.ts";
+import { plantStandIns } from "../../src/conformance/stand-ins/secrets.ts";
 import { prepareLaunch, start } from "../../src/host/launcher.ts";
 import { LEFTOVERS_COUNT, LEFTOVERS_TURN, LIFTED, STDOUT_FLOOD, attackTurn, peakMiB, runnerPid, survivorMarker } from "./runner-bounds-cases.ts";
 

@@ -2,7 +2,7 @@
 // each attack, and how the host finds the runner and reads its peak memory.
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "../../src/conformance/golden.ts";
+import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 import { RUNNER_ENTRY } from "../../src/core/session/plan-session.ts";
 import { childrenOf, cmdlineOf } from "../../src/host/session-procs.ts";
 

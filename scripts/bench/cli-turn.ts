@@ -15,15 +15,15 @@
 //   port (the manifest's digest of models.json is then stale; nothing checks it at run time);
 // - the tmpfs HOME and /tmp: HOME is the run's home/ on disk, TMPDIR a private directory on disk,
 //   both set for the runner and the harness as bwrap's --setenv would.
-import { freePort } from "../../src/conformance/free-port.ts";
+import { freePort } from "../../src/conformance/processes/free-port.ts";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { LaunchEnd, PreparedLaunch } from "../../src/host/launcher.ts";
 import { childrenOf } from "../../src/host/session-procs.ts";
-import { REPO_ROOT } from "../../src/conformance/golden.ts";
-import { scriptOf } from "../../src/conformance/model-script/format.ts";
-import { ask, makeRuntimeWorld, prepareLaunch, start, waitClaimed, type RuntimeWorld } from "../../src/conformance/runtime-world.ts";
-import { startScriptedApi } from "../../src/conformance/scripted-api.ts";
+import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
+import { scriptOf } from "../../src/conformance/stand-ins/model-script/format.ts";
+import { ask, makeRuntimeWorld, prepareLaunch, start, waitClaimed, type RuntimeWorld } from "../../src/conformance/worlds/runtime-world.ts";
+import { startScriptedApi } from "../../src/conformance/stand-ins/scripted-api.ts";
 
 const ROUNDS = 5;
 const REPLY = "bench turn done";

@@ -6,8 +6,8 @@ import { Bench } from "tinybench";
 import { decide } from "../../src/core/gate/decide.ts";
 import { realFsView } from "../../src/host/fs-view.ts";
 import { warmGateCache } from "../../src/host/warm-gate-cache.ts";
-import { REPO_ROOT } from "../../src/conformance/golden.ts";
-import { layOutTree, memoryView, type Tree } from "../../src/conformance/tree.ts";
+import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
+import { layOutTree, memoryView, type Tree } from "../../src/conformance/worlds/tree.ts";
 
 /** A workspace with paths four levels deep, a link on the way, and a few neighbours. */
 const TREE: Tree = {

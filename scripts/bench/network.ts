@@ -1,9 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
-import { scriptOf } from "../../src/conformance/model-script/format.ts";
-import { makeScratch } from "../../src/conformance/scratch.ts";
-import { startScriptedApi } from "../../src/conformance/scripted-api.ts";
+import { scriptOf } from "../../src/conformance/stand-ins/model-script/format.ts";
+import { makeScratch } from "../../src/conformance/worlds/scratch.ts";
+import { startScriptedApi } from "../../src/conformance/stand-ins/scripted-api.ts";
 import { serveModelProxy } from "../../src/host/model-proxy.ts";
 
 const N = 200;

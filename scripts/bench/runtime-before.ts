@@ -5,8 +5,8 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "../../src/conformance/golden.ts";
-import type * as World from "../../src/conformance/runtime-world.ts";
+import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
+import type * as World from "../../src/conformance/worlds/runtime-world.ts";
 
 type Arm = { name: string; world: typeof World; w: World.RuntimeWorld; start: number[]; turn: number[] };
 
@@ -45,7 +45,9 @@ export async function run(): Promise<void> {
   const before = treeAt(rev);
   const arms: Arm[] = [];
   for (const [name, root] of [[`before (${rev})`, before], ["after (this tree)", REPO_ROOT]] as const) {
-    const world = (await import(join(root, "src/conformance/runtime-world.ts"))) as typeof World;
+    // The world module moved into worlds/ after the before-commit; take whichever the tree has.
+    const module = ["src/conformance/worlds/runtime-world.ts", "src/conformance/runtime-world.ts"].find((p) => existsSync(join(root, p)))!;
+    const world = (await import(join(root, module))) as typeof World;
     arms.push({ name, world, w: await world.makeRuntimeWorld(`bench-${name.slice(0, 5)}`), start: [], turn: [] });
   }
   const rounds = 9;

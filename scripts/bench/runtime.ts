@@ -1,4 +1,4 @@
-import { ask, makeRuntimeWorld, prepareLaunch, start, waitClaimed } from "../../src/conformance/runtime-world.ts";
+import { ask, makeRuntimeWorld, prepareLaunch, start, waitClaimed } from "../../src/conformance/worlds/runtime-world.ts";
 import type { PreparedLaunch } from "../../src/host/launcher.ts";
 
 /**

@@ -6,8 +6,8 @@ import { BIND_TABLE_SYSTEM_ROWS, binds, systemBinds } from "../../src/core/sandb
 import { HARDENING, NAMESPACES, bindArgs, bwrapArgv } from "../../src/core/sandbox/bwrap-argv.ts";
 import { SESSION_LIMITS } from "../../src/core/sandbox/limits.ts";
 import { prepareSeccompFile } from "../../src/host/sandbox-probe.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../../src/conformance/host-fixtures.ts";
-import { REPO_ROOT } from "../../src/conformance/golden.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../../src/conformance/worlds/host-fixtures.ts";
+import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 import { readHostFacts } from "../../src/host/host-facts.ts";
 
 /** Plans per second (pure), and a confined `true` against an unconfined one, as a ratio. */

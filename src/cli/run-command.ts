@@ -2,7 +2,7 @@
 // checks the sandbox can be set up, runs each scenario as a real session, prints the verdict.
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { checkoutProblem } from "../conformance/live-gate.ts";
+import { checkoutProblem } from "../conformance/tiers/live-gate.ts";
 import { formatScenarioError, loadScenario, ScenarioError, scenarioFiles, type Scenario } from "../conformance/scenario/load.ts";
 import { renderJunit, renderSummary, renderTable, type ScenarioRuns } from "../conformance/scenario/report.ts";
 import { harnessesOf, runScenario } from "../conformance/scenario/run.ts";

@@ -10,7 +10,7 @@ import type { SpecRequest } from "../mutation/host-protocol.ts";
 import { startHost, type Host } from "../mutation/host-pool.ts";
 import { loadCatalog, type LoadedCatalog } from "../mutation/load.ts";
 import { copyTree, hashDir } from "../mutation/tree-copy.ts";
-import { GOLDEN_LOG_ENV } from "../conformance/golden.ts";
+import { GOLDEN_LOG_ENV } from "../conformance/golden/golden.ts";
 import { importGraph } from "../host/import-graph.ts";
 import { reviewGoldens, type Report } from "./classify.ts";
 import { judgeMutant, labelOutcome, type CatalogRow } from "./catalog-verdict.ts";

@@ -8,7 +8,7 @@ import { realFsView } from "../../host/fs-view.ts";
 import { removePlaceholders } from "../../host/placeholders.ts";
 import { checkWorkspace } from "../../host/workspace-check.ts";
 import type { WorkspaceCheck } from "../../core/workspace/remedy.ts";
-import { runConfined } from "../sandbox-run.ts";
+import { runConfined } from "../worlds/sandbox-run.ts";
 import { layer, type Planned } from "./layers.ts";
 import { workspaceSnapshot, type AttackRow, type Outcome } from "./table.ts";
 import { chownTree, type AttackWorld } from "./world.ts";

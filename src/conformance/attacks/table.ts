@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SESSION_LIMITS } from "../../core/sandbox/limits.ts";
-import { REPO_ROOT } from "../golden.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
 import { gitRows } from "./git-rows.ts";
 import type { AttackWorld, Identity } from "./world.ts";
 

@@ -10,8 +10,8 @@ import { sessionIdentity } from "../../core/sandbox/identity.ts";
 import type { HostFacts, SandboxSpec, SessionIdentity } from "../../core/sandbox/types.ts";
 import { findSessionCgroupBases } from "../../host/session-cgroups.ts";
 import { readHostFacts } from "../../host/host-facts.ts";
-import { REPO_ROOT } from "../golden.ts";
-import { plantStandIns, type StandIns } from "../stand-ins.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
+import { plantStandIns, type StandIns } from "../stand-ins/secrets.ts";
 
 export type Identity = "root" | "user";
 

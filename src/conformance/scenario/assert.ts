@@ -1,6 +1,6 @@
 // Each assertion kind judged over a run's evidence: pass, fail, or unobserved when the evidence it
 // needs is not there. Missing evidence is never a pass. Pure: the runner collects, this decides.
-import { toolCallsIn, toolResultsIn, type ToolCall } from "../model-script/resolve.ts";
+import { toolCallsIn, toolResultsIn, type ToolCall } from "../stand-ins/model-script/resolve.ts";
 import type { Evidence } from "./evidence.ts";
 import { fillText } from "./placeholders.ts";
 import type { Assertion, AssertionKind } from "./schema.ts";

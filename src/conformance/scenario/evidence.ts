@@ -1,8 +1,8 @@
 // What a scenario run leaves to judge: everything the runner collected, as plain data, so the
 // assertions (assert.ts) are pure functions over it and have contract tests on hand-built evidence.
 import type { EgressRecord } from "../../core/network/egress.ts";
-import type { CallRecord } from "../broker/server.ts";
-import type { RecordedRequest } from "../model-script/record.ts";
+import type { CallRecord } from "../stand-ins/broker/server.ts";
+import type { RecordedRequest } from "../stand-ins/model-script/record.ts";
 
 export interface Evidence {
   /** One entry per message sent, in order: the RESULT's body, or null when none came in time. */

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { GATE_KILL_AFTER_SECONDS, GATE_TIMEOUT_SECONDS } from "../../core/bundle/hook.ts";
 import type { Bind } from "../../core/sandbox/types.ts";
 import type { PreparedLaunch } from "../../host/launcher.ts";
-import { withoutFlags } from "../live-session.ts";
-import { withBinds, type RuntimeWorld } from "../runtime-world.ts";
+import { withoutFlags } from "../worlds/live-session.ts";
+import { withBinds, type RuntimeWorld } from "../worlds/runtime-world.ts";
 import type { LaunchedSession } from "./load.ts";
 import type { GateFault } from "./schema.ts";
 

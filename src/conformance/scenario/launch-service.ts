@@ -4,8 +4,8 @@
 // launch's message from it as the first message. A launch nobody declared is a stray, reported as
 // a failed row: the broker said it launched, and nothing did.
 import { join } from "node:path";
-import type { Launch } from "../broker/store.ts";
-import type { RuntimeWorld } from "../runtime-world.ts";
+import type { Launch } from "../stand-ins/broker/store.ts";
+import type { RuntimeWorld } from "../worlds/runtime-world.ts";
 import type { LaunchedSession } from "./load.ts";
 import { startSessionRun, type SessionEvidence, type SessionRun, type SessionSetup } from "./session-run.ts";
 

@@ -8,8 +8,8 @@ import type { z } from "zod";
 import { MosaicError, isMosaicError } from "../../core/errors.ts";
 import { formatPath, parseInstance } from "../../core/launch/instance.ts";
 import { heldActions } from "../../core/tools/catalog.ts";
-import { REPO_ROOT } from "../golden.ts";
-import { loadModelScript, type ModelScript } from "../model-script/format.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
+import { loadModelScript, type ModelScript } from "../stand-ins/model-script/format.ts";
 import { placeholderProblem, placeholdersIn, SCENARIO_PLACEHOLDERS, type PlaceholderName } from "./placeholders.ts";
 import {
   ASSERTION_KINDS,

@@ -2,7 +2,7 @@
 // workspace files and the assertions. The runner fills each from the run it set up; the loader
 // refuses any other name, so a typo is an error at load time, not a tool call that opens
 // `{{worksapce}}`.
-import { REQUEST_PLACEHOLDERS } from "../model-script/format.ts";
+import { REQUEST_PLACEHOLDERS } from "../stand-ins/model-script/format.ts";
 
 export interface PlaceholderSpec {
   what: string;

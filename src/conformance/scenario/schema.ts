@@ -4,7 +4,7 @@
 // ScenarioSchema as scenarios/scenario.schema.json for editors.
 import { z } from "zod";
 import { InstanceSchema } from "../../core/launch/instance.ts";
-import { VERBS } from "../broker/verbs.ts";
+import { VERBS } from "../stand-ins/broker/verbs.ts";
 
 /** The harnesses a scenario's session may run. */
 export const HARNESSES = {

@@ -2,7 +2,7 @@
 // flag, with the kinds and paths it must find, and near-misses it must leave alone (a legitimate
 // repository, a submodule's pointer, a root `config` with no HEAD, objects or refs).
 import type { FindingKind } from "../../core/workspace/findings.ts";
-import type { WorkspaceTree } from "../tree.ts";
+import type { WorkspaceTree } from "../worlds/tree.ts";
 
 const SHA = "3f786850e387550fdab836ed7e6dc881de23001b";
 

@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { FsEntry, FsView } from "../core/gate/fs-view.ts";
-import type { TreeStat, TreeView } from "../core/workspace/tree-view.ts";
+import type { FsEntry, FsView } from "../../core/gate/fs-view.ts";
+import type { TreeStat, TreeView } from "../../core/workspace/tree-view.ts";
 
 /**
  * A declarative filesystem tree: absolute paths (from the tree's own root) to a directory, a

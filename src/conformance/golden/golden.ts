@@ -1,7 +1,7 @@
 import { appendFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 
-export const REPO_ROOT = resolve(import.meta.dirname, "../..");
+export const REPO_ROOT = resolve(import.meta.dirname, "../../..");
 export const GOLDEN_ROOT = join(REPO_ROOT, "goldens");
 export const GOLDEN_LOG_ENV = "MOSAIC_GOLDEN_LOG";
 export const UPDATE_COMMAND = "npm run goldens:update";

@@ -4,17 +4,17 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { bwrapArgv } from "../core/sandbox/bwrap-argv.ts";
-import type { Bind } from "../core/sandbox/types.ts";
-import { parseInstance, parseSettings, type LaunchSettings, type ResolvedInstance } from "../core/launch/instance.ts";
-import { launch, prepareLaunch, start, type LaunchRequest, type PreparedLaunch, type Session } from "../host/launcher.ts";
-import { readHostFacts } from "../host/host-facts.ts";
-import { startBroker, type StandInBroker } from "./broker/server.ts";
-import { REPO_ROOT } from "./golden.ts";
+import { bwrapArgv } from "../../core/sandbox/bwrap-argv.ts";
+import type { Bind } from "../../core/sandbox/types.ts";
+import { parseInstance, parseSettings, type LaunchSettings, type ResolvedInstance } from "../../core/launch/instance.ts";
+import { launch, prepareLaunch, start, type LaunchRequest, type PreparedLaunch, type Session } from "../../host/launcher.ts";
+import { readHostFacts } from "../../host/host-facts.ts";
+import { startBroker, type StandInBroker } from "../stand-ins/broker/server.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
 import { makeScratch } from "./scratch.ts";
-import { plantStandIns, type StandIns } from "./stand-ins.ts";
+import { plantStandIns, type StandIns } from "../stand-ins/secrets.ts";
 
-export const FAKE_ADAPTER = join(REPO_ROOT, "src/conformance/fake-adapter.sh");
+export const FAKE_ADAPTER = join(REPO_ROOT, "src/conformance/worlds/fake-adapter.sh");
 
 export interface RuntimeWorld {
   root: string;

@@ -1,12 +1,12 @@
 import { dirname, join } from "node:path";
-import type { HostFacts } from "../core/sandbox/types.ts";
-import { dropToSession } from "../core/sandbox/identity.ts";
-import { handOver } from "../host/handover.ts";
-import { makeSessionCgroups, removeSessionCgroups } from "../host/session-cgroups.ts";
-import { prepareRunnerNode } from "../host/runner-node.ts";
-import { prepareSeccompFile } from "../host/sandbox-probe.ts";
-import { spawnSandbox } from "../host/sandbox-spawn.ts";
-import { collectProcess, type ProcessResult } from "./run-process.ts";
+import type { HostFacts } from "../../core/sandbox/types.ts";
+import { dropToSession } from "../../core/sandbox/identity.ts";
+import { handOver } from "../../host/handover.ts";
+import { makeSessionCgroups, removeSessionCgroups } from "../../host/session-cgroups.ts";
+import { prepareRunnerNode } from "../../host/runner-node.ts";
+import { prepareSeccompFile } from "../../host/sandbox-probe.ts";
+import { spawnSandbox } from "../../host/sandbox-spawn.ts";
+import { collectProcess, type ProcessResult } from "../processes/run-process.ts";
 
 export interface ConfinedRun {
   /** bwrap's argv as planned (or changed on purpose by a control), possibly behind a wrapper. */

@@ -1,6 +1,6 @@
 // The stand-in broker's state and the host side's operations on it: pure, immutable values.
-import { MosaicError } from "../../core/errors.ts";
-import { TOOL_CATALOG } from "../../core/tools/catalog.ts";
+import { MosaicError } from "../../../core/errors.ts";
+import { TOOL_CATALOG } from "../../../core/tools/catalog.ts";
 
 export type SocketName = "broker" | "launch";
 

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "./golden.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
 
 let failed = false;
 

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "./golden.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
 
 /** One named fact the adapters rely on, read off the binary (baselines/README.md lists them). */
 export interface Fact {

@@ -5,12 +5,12 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
-import type { HostFacts } from "../core/sandbox/types.ts";
-import { dropAdapterFlags, planLiveSession, runLiveTurn, type LiveSession, type SessionSetup } from "./live-session.ts";
-import { makeScratch } from "./scratch.ts";
-import { startScriptedApi } from "./scripted-api.ts";
-import { scriptOf } from "./model-script/format.ts";
-import { plantStandIns } from "./stand-ins.ts";
+import type { HostFacts } from "../../core/sandbox/types.ts";
+import { dropAdapterFlags, planLiveSession, runLiveTurn, type LiveSession, type SessionSetup } from "../worlds/live-session.ts";
+import { makeScratch } from "../worlds/scratch.ts";
+import { startScriptedApi } from "../stand-ins/scripted-api.ts";
+import { scriptOf } from "../stand-ins/model-script/format.ts";
+import { plantStandIns } from "../stand-ins/secrets.ts";
 
 /**
  * Claude Code's project slug for a working directory: every character but a letter or digit

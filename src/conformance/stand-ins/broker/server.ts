@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { MosaicError } from "../../core/errors.ts";
+import { MosaicError } from "../../../core/errors.ts";
 import { newFramer, parseFrame, pushChunk, renderResponse } from "./protocol.ts";
 import * as core from "./state.ts";
 import type { BrokerState, InstancePolicy, MessageKind, SocketName, StepRecord, StoredMessage } from "./state.ts";

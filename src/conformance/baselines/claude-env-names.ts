@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "./golden.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
 
 /**
  * The ANTHROPIC_* and CLAUDE_* names the Claude Code binary holds (the variables it reads, and a

@@ -1,5 +1,5 @@
-import type { GatePolicy } from "../core/gate/policy-shape.ts";
-import type { Tree } from "./tree.ts";
+import type { GatePolicy } from "../../src/core/gate/policy-shape.ts";
+import type { Tree } from "../../src/conformance/worlds/tree.ts";
 
 /**
  * The gate's decision tables: a few declarative trees, and for each a list of tool calls with the

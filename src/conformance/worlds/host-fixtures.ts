@@ -1,5 +1,5 @@
-import type { FsView } from "../core/gate/fs-view.ts";
-import type { HostFacts, SandboxSpec } from "../core/sandbox/types.ts";
+import type { FsView } from "../../core/gate/fs-view.ts";
+import type { HostFacts, SandboxSpec } from "../../core/sandbox/types.ts";
 import { memoryView } from "./tree.ts";
 
 /** Frozen host layouts the contract tier plans against: no test reads the real machine. */

@@ -1,5 +1,5 @@
 import { getResponse, http, HttpResponse, type RequestHandler } from "msw";
-import { MosaicError } from "../../core/errors.ts";
+import { MosaicError } from "../../../core/errors.ts";
 import { unfilledPlaceholders, type ModelScript } from "./format.ts";
 import type { ScriptRecorder } from "./record.ts";
 import { resolveReply } from "./resolve.ts";

@@ -1,4 +1,4 @@
-import { BPF } from "../core/sandbox/bpf.ts";
+import { BPF } from "../../src/core/sandbox/bpf.ts";
 
 /** What a seccomp filter sees of one syscall: its number, the arch, and six 64-bit arguments. */
 export interface SeccompData {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { MosaicError } from "../../core/errors.ts";
-import { formatPath } from "../../core/launch/instance.ts";
+import { MosaicError } from "../../../core/errors.ts";
+import { formatPath } from "../../../core/launch/instance.ts";
 
 /**
  * The scripted model's replies as data a YAML scenario can hold: `{turns: [reply, ...]}`, one

@@ -2,7 +2,7 @@
 // `node host-process.ts <request.json>`, the capability on stdin. It launches, prints
 // `LAUNCHED <bwrap pid>`, and waits to be killed.
 import { readFileSync } from "node:fs";
-import { prepareLaunch, start, type LaunchRequest } from "../host/launcher.ts";
+import { prepareLaunch, start, type LaunchRequest } from "../../host/launcher.ts";
 
 const req = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Omit<LaunchRequest, "bus">;
 const cap = readFileSync(0, "utf8").trim();

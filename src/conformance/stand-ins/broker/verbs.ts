@@ -1,8 +1,8 @@
 // Every verb of the stand-in broker's two sockets: pure. The typed-tool verbs validate their args
 // with the catalog's own schemas, so the broker refuses exactly what the typed tool's caller was told.
 import { z } from "zod";
-import { formatPath } from "../../core/launch/instance.ts";
-import { TOOL_CATALOG } from "../../core/tools/catalog.ts";
+import { formatPath } from "../../../core/launch/instance.ts";
+import { TOOL_CATALOG } from "../../../core/tools/catalog.ts";
 import type { ErrorCode } from "./protocol.ts";
 import { deliver, policyOf, sentTo, type BrokerState, type Decision, type MessageKind, type SocketName, type StoredMessage, type Task } from "./store.ts";
 

@@ -6,29 +6,29 @@
 import { appendFileSync, chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { gateCompileCacheDir } from "../core/bundle/hook.ts";
-import { decideLaunch, type LaunchPlan } from "../core/launch/decide-launch.ts";
-import { parseInstance, parseSettings } from "../core/launch/instance.ts";
-import { binds } from "../core/sandbox/binds.ts";
-import { bwrapArgv } from "../core/sandbox/bwrap-argv.ts";
-import type { Bind, HostFacts, SandboxSpec } from "../core/sandbox/types.ts";
-import { importGraph } from "../host/import-graph.ts";
-import { readLaunchFacts } from "../host/launch-facts.ts";
-import { warmGateCache } from "../host/warm-gate-cache.ts";
-import { writeBundle } from "../host/write-bundle.ts";
-import { REPO_ROOT } from "./golden.ts";
-import type { ProcessResult } from "./run-process.ts";
+import { gateCompileCacheDir } from "../../core/bundle/hook.ts";
+import { decideLaunch, type LaunchPlan } from "../../core/launch/decide-launch.ts";
+import { parseInstance, parseSettings } from "../../core/launch/instance.ts";
+import { binds } from "../../core/sandbox/binds.ts";
+import { bwrapArgv } from "../../core/sandbox/bwrap-argv.ts";
+import type { Bind, HostFacts, SandboxSpec } from "../../core/sandbox/types.ts";
+import { importGraph } from "../../host/import-graph.ts";
+import { readLaunchFacts } from "../../host/launch-facts.ts";
+import { warmGateCache } from "../../host/warm-gate-cache.ts";
+import { writeBundle } from "../../host/write-bundle.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
+import type { ProcessResult } from "../processes/run-process.ts";
 import { runConfined } from "./sandbox-run.ts";
-import { realFsView } from "../host/fs-view.ts";
-import { egressLogPath, serveModelProxy } from "../host/model-proxy.ts";
-import { MODEL_PORT } from "../core/network/egress.ts";
-import { runSockets } from "../core/runner/run-paths.ts";
-import { upstreamCredential } from "../core/network/placeholder.ts";
+import { realFsView } from "../../host/fs-view.ts";
+import { egressLogPath, serveModelProxy } from "../../host/model-proxy.ts";
+import { MODEL_PORT } from "../../core/network/egress.ts";
+import { runSockets } from "../../core/runner/run-paths.ts";
+import { upstreamCredential } from "../../core/network/placeholder.ts";
 
 export const CLAUDE_BIN = join(REPO_ROOT, "node_modules/.bin/claude");
 
 /** The in-sandbox front of a turn run without the runner: it forwards the model port, then runs the harness. */
-export const MODEL_FRONT = join(REPO_ROOT, "src/conformance/forward-then-exec.ts");
+export const MODEL_FRONT = join(REPO_ROOT, "src/conformance/processes/forward-then-exec.ts");
 
 /** The files the front loads, for the spec's runnerFiles. */
 export function modelFrontFiles(): string[] {

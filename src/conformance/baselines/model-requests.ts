@@ -6,13 +6,13 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { http, HttpResponse, type RequestHandler } from "msw";
-import { parseSettings } from "../core/launch/instance.ts";
-import type { ResolvedInstance } from "../core/launch/instance.ts";
-import { REPO_ROOT } from "./golden.ts";
-import { encodeSseEvent, type SseEvent } from "./model-script/sse.ts";
-import type { RecordedRequest } from "./model-script/record.ts";
-import { ask, launchAndClaim, type RuntimeWorld } from "./runtime-world.ts";
-import { startScriptedApi } from "./scripted-api.ts";
+import { parseSettings } from "../../core/launch/instance.ts";
+import type { ResolvedInstance } from "../../core/launch/instance.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
+import { encodeSseEvent, type SseEvent } from "../stand-ins/model-script/sse.ts";
+import type { RecordedRequest } from "../stand-ins/model-script/record.ts";
+import { ask, launchAndClaim, type RuntimeWorld } from "../worlds/runtime-world.ts";
+import { startScriptedApi } from "../stand-ins/scripted-api.ts";
 
 /** One recorded session: a harness, a model and a credential set. */
 export type RequestArm = { arm: string; example: "claude-coder" | "pi-coder"; model: string; credentialSet: "api-key" | "proxy" | "oauth"; thinking?: string };

@@ -2,7 +2,7 @@
 // host's proxy as the runner does (host/runner/model-forward.ts), runs the harness, and exits with
 // its status. Usage: node forward-then-exec.ts <port> <socket> <command> [args...]
 import { spawn } from "node:child_process";
-import { forwardModelPort } from "../host/runner/model-forward.ts";
+import { forwardModelPort } from "../../host/runner/model-forward.ts";
 
 const [port, socket, command, ...args] = process.argv.slice(2);
 if (port === undefined || socket === undefined || command === undefined) {

@@ -2,12 +2,12 @@ import { lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, rmdirSync, sta
 import { dirname, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import fc from "fast-check";
-import { decide, type Decision } from "../core/gate/decide.ts";
-import type { GatePolicy } from "../core/gate/policy-shape.ts";
-import { isWithin } from "../core/paths.ts";
-import { realFsView } from "../host/fs-view.ts";
-import { REPO_ROOT } from "./golden.ts";
-import { layOutTree, memoryView, rebaseTarget, type Tree, type TreeEntry } from "./tree.ts";
+import { decide, type Decision } from "../../core/gate/decide.ts";
+import type { GatePolicy } from "../../core/gate/policy-shape.ts";
+import { isWithin } from "../../core/paths.ts";
+import { realFsView } from "../../host/fs-view.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
+import { layOutTree, memoryView, rebaseTarget, type Tree, type TreeEntry } from "../worlds/tree.ts";
 
 /**
  * Generated worlds and tool calls for the gate's property tests and `npm run fuzz:gate`: each

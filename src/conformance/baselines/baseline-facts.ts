@@ -5,10 +5,10 @@
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Fact } from "./baselines.ts";
-import { CLAUDE_BIN, dropAdapterFlags, planLiveSession, runLiveTurn, withAdapterArgv, type SessionSetup } from "./live-session.ts";
+import { CLAUDE_BIN, dropAdapterFlags, planLiveSession, runLiveTurn, withAdapterArgv, type SessionSetup } from "../worlds/live-session.ts";
 import { probeMemory, type Drop, type MemoryLocation } from "./memory-probe.ts";
-import { startScriptedApi, toolResultsIn } from "./scripted-api.ts";
-import { scriptOf } from "./model-script/format.ts";
+import { startScriptedApi, toolResultsIn } from "../stand-ins/scripted-api.ts";
+import { scriptOf } from "../stand-ins/model-script/format.ts";
 
 export type FactSet = Record<string, Fact>;
 
@@ -82,7 +82,7 @@ export async function readClaudeFacts(setup: SessionSetup): Promise<FactSet> {
   const neither = (await probeMemory(setup, "fact-neither", "claude-coder", [RESTRICTED, NO_SOURCES])).reached;
   const restrictedOnly = (await probeMemory(setup, "fact-restricted-only", "claude-coder", [NO_SOURCES])).reached;
   const sourcesOnly = (await probeMemory(setup, "fact-sources-only", "claude-coder", [RESTRICTED])).reached;
-  const memory = "a marker in every memory location (src/conformance/memory-probe.ts), one planned claude-coder turn in bwrap";
+  const memory = "a marker in every memory location (src/conformance/baselines/memory-probe.ts), one planned claude-coder turn in bwrap";
   return {
     "memory-read-without-flags": { value: neither, how: "behaviour", readWith: `${memory}, without --restricted and --setting-sources ""` },
     "restricted-keeps-out": { value: without(neither, restrictedOnly), how: "behaviour", readWith: `${memory}, --restricted without --setting-sources ""` },
