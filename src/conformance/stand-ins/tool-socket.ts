@@ -1,7 +1,7 @@
 import { chmodSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 
-/** A request as it arrived on the tool socket (PROTOCOLS.md, "Tool socket"). */
+/** A request as it arrived on the tool socket (docs/protocols.md, "Tool socket"). */
 export interface ToolRequest {
   id?: string | number;
   tool: string;

@@ -4,7 +4,7 @@
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-/** The broker's line (PROTOCOLS: one request per line): a longer request is refused unread. */
+/** The broker's line (docs/protocols.md, "Broker": one request per line): a longer request is refused unread. */
 export const BROKER_LINE_BYTES = 1 * MiB;
 
 export interface ToolSocketBounds {

@@ -29,7 +29,7 @@ export type ToolDecision =
   | { kind: "forward"; id: string | number | null; socket: "broker" | "launch"; verb: string; args: Record<string, unknown> }
   | { kind: "answer"; id: string | number | null; error: string };
 
-/** Parses one tool-socket line (PROTOCOLS: `{id?, tool, args}`). */
+/** Parses one tool-socket line (docs/protocols.md, "Tool socket": `{id?, tool, args}`). */
 export function parseToolLine(line: string): ToolRequest | { bad: string } {
   let d: unknown;
   try {

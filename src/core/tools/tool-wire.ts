@@ -1,4 +1,4 @@
-// The tool socket's wire format (PROTOCOLS.md, "Tool socket") as the typed-tool clients speak it:
+// The tool socket's wire format (docs/protocols.md, "Tool socket") as the typed-tool clients speak it:
 // one request line out, one answer line back, and the text the model sees. Every answer that is not
 // plainly this request's success reads as a refusal: a typed tool never pretends a call happened.
 

@@ -54,7 +54,7 @@ export function findTool(tools: readonly ToolEntry[], name: unknown): ToolEntry 
   return tools.find((t) => t.name === name) ?? null;
 }
 
-/** The refusal for a tool not in tools.json, word for word the runner's (PROTOCOLS.md). */
+/** The refusal for a tool not in tools.json, word for word the runner's (docs/protocols.md, "Tool socket"). */
 export function notATypedTool(name: unknown): string {
   return `refused: ${typeof name === "string" ? name : JSON.stringify(name)} is not one of this session's typed tools`;
 }

@@ -1,5 +1,6 @@
-// The broker's wire format (PROTOCOLS.md): newline-delimited JSON, one request per line, one
-// response line per request line. Pure: bytes in, typed lines out; typed responses in, text out.
+// The broker's wire format (docs/protocols.md, "Broker"): newline-delimited JSON, one request per
+// line, one response line per request line. Pure: bytes in, typed lines out; typed responses in,
+// text out.
 
 /** A line longer than this (its bytes before the `\n`, a `\r` included) is refused unread. */
 export const MAX_LINE_BYTES = 1024 * 1024;
