@@ -30,7 +30,7 @@ export const NOT_OURS: ReadonlyMap<string, string> = new Map([
   ["AGENTS.md", "Pi's context file, in a session's workspace or agent directory"],
   ["MEMORY.md", "Claude Code's auto-memory file, under HOME"],
   ["prompt.md", "the bundle's prompt file, written per run to <run>/bundle/"],
-  ["DESIGN.md", "the project's design document, cited beside seeds 000 and 002, which are not in this repository either; no commit here ever held it"],
+  ["DESIGN.md", "the project's design document, kept beside the seeds outside this repository (../shared/DESIGN.md)"],
 ]);
 
 /**
