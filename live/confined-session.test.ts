@@ -1,5 +1,4 @@
 import { existsSync, mkdirSync, writeFileSync, chmodSync, realpathSync } from "node:fs";
-import { createServer, type Server } from "node:net";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
@@ -11,6 +10,7 @@ import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { startTrap, type Trap } from "../src/conformance/traps/listener.ts";
 import { runConfined } from "../src/conformance/worlds/sandbox-run.ts";
 import { realFsView } from "../src/host/fs-view.ts";
 import { startScriptedApi, toolResultsIn } from "../src/conformance/stand-ins/scripted-api.ts";
@@ -22,6 +22,7 @@ import { MODEL_URL } from "../src/core/network/egress.ts";
 import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
 import { serveModelProxy } from "../src/host/model-proxy.ts";
 import { runSockets } from "../src/core/runner/run-paths.ts";
+import { exposedBind, withBindsBeforeLast } from "../src/conformance/controls/binds.ts";
 
 // Real Claude Code and Pi sessions in real bwrap sandboxes built by binds()/bwrapArgv(), driven by
 // the scripted API. The model's one tool call is a shell that tries the founder's stand-in secrets
@@ -39,7 +40,7 @@ let scratch: ReturnType<typeof makeScratch>;
 let R: string;
 let founderHome: string;
 let SECRET: string;
-let broker: Server;
+let broker: Trap;
 
 beforeAll(async () => {
   scratch = makeScratch("confined");
@@ -51,12 +52,11 @@ beforeAll(async () => {
   writeFileSync(join(R, "repo/runner.ts"), "// stand-in: the session command replaces the runner\n");
   writeFileSync(join(R, "repo/adapter.sh"), "exit 0\n");
   mkdirSync(join(R, "sock"), { recursive: true });
-  broker = createServer((c) => c.end());
-  await new Promise<void>((ok) => broker.listen(join(R, "sock/bus.sock"), ok));
+  broker = await startTrap({ path: join(R, "sock/bus.sock") }, { answer: "" });
 });
 
 afterAll(async () => {
-  await new Promise<void>((ok) => (broker ? broker.close(() => ok()) : ok()));
+  await broker?.close();
   scratch?.remove();
 });
 
@@ -161,7 +161,7 @@ const CONFINED = {
 
 /** The founder's HOME bound in, read-only, just before the private /tmp: the attack's door. */
 function withFounderHome(table: Bind[]): Bind[] {
-  return [...table.slice(0, -1), { source: founderHome, inside: founderHome, mode: "ro", why: "broken on purpose", row: "runner-file" }, table.at(-1)!];
+  return withBindsBeforeLast(table, [exposedBind(founderHome)]);
 }
 
 describe("real sessions in real bwrap sandboxes keep the stand-in secrets out of reach", () => {

@@ -3,9 +3,7 @@
 // sandbox. Each protection has its positive control: the same attempt with it removed on purpose.
 // The shell's view without a CLI (the fake adapter's, as root and as a user) is live/attacks.test.ts.
 import { freePort } from "../src/conformance/processes/free-port.ts";
-import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
@@ -13,6 +11,8 @@ import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { CLAUDE_BIN, planLiveSession, runLiveTurn, withModelPort, type LiveSession } from "../src/conformance/worlds/live-session.ts";
 import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { makeCanary } from "../src/conformance/traps/canary.ts";
+import { startTrap, type Trap } from "../src/conformance/traps/listener.ts";
 import { startScriptedApi, toolResultsIn, type ScriptedApi } from "../src/conformance/stand-ins/scripted-api.ts";
 import { plantStandIns, type StandIns } from "../src/conformance/stand-ins/secrets.ts";
 import { MODEL_PORT, type EgressRecord } from "../src/core/network/egress.ts";
@@ -26,25 +26,23 @@ const it = liveIt("bwrap, Claude Code and Pi", checkoutProblem(REPO_ROOT) ?? (aw
 
 let scratch: ReturnType<typeof makeScratch>;
 let stand: StandIns;
-let broker: Server;
-/** Traps on the host's loopback: a TCP listener and an abstract Unix socket, each counting connections. */
-const trap = { tcp: null as Server | null, abstract: null as Server | null, tcpPort: 0, abstractName: `mosaic-trap-${randomUUID()}`, hits: { tcp: 0, abstract: 0 } };
+/** The bus socket a session is given; nothing here speaks the broker's protocol. */
+let broker: Trap;
+/** Traps on the host: a TCP listener on its loopback and an abstract Unix socket, each counting connections. */
+const trap = { tcp: null as Trap | null, abstract: null as Trap | null, tcpPort: 0, abstractName: makeCanary("mosaic-trap"), hits: { tcp: 0, abstract: 0 } };
 
 beforeAll(async () => {
   scratch = makeScratch("network");
   stand = plantStandIns(scratch.root);
   mkdirSync(join(scratch.root, "sock"), { recursive: true });
-  broker = createServer((c) => c.end());
-  await new Promise<void>((ok) => broker.listen(join(scratch.root, "sock/bus.sock"), ok));
-  trap.tcp = createServer((c) => { trap.hits.tcp++; c.end(); });
-  await new Promise<void>((ok) => trap.tcp!.listen(0, "127.0.0.1", ok));
-  trap.tcpPort = (trap.tcp.address() as { port: number }).port;
-  trap.abstract = createServer((c) => { trap.hits.abstract++; c.end(); });
-  await new Promise<void>((ok) => trap.abstract!.listen(`\0${trap.abstractName}`, ok));
+  broker = await startTrap({ path: join(scratch.root, "sock/bus.sock") }, { answer: "" });
+  trap.tcp = await startTrap({ tcp: "127.0.0.1" }, { onHit: () => trap.hits.tcp++ });
+  trap.tcpPort = trap.tcp.port!;
+  trap.abstract = await startTrap({ abstract: trap.abstractName }, { onHit: () => trap.hits.abstract++ });
 });
 
 afterAll(async () => {
-  for (const s of [broker, trap.tcp, trap.abstract]) await new Promise<void>((ok) => (s ? s.close(() => ok()) : ok()));
+  await Promise.all([broker?.close(), trap.tcp?.close(), trap.abstract?.close()]);
   scratch?.remove();
 });
 
@@ -125,7 +123,7 @@ describe("the credential canary", () => {
   const count = (out: string, label: string) => Number(new RegExp(`${label} (\\d+)`).exec(out)?.[1] ?? "NaN");
 
   it("claude-coder: the host's key goes upstream from the proxy; inside there is only the placeholder", async () => {
-    const canary = `stand-in-real-key-${randomUUID()}`;
+    const canary = makeCanary("stand-in-real-key");
     const api = await startScriptedApi();
     try {
       const p = prepare("canary", api, "claude-coder", { ANTHROPIC_API_KEY: canary, ANTHROPIC_AUTH_TOKEN: undefined });
@@ -145,7 +143,7 @@ describe("the credential canary", () => {
     }
   }, 90_000);
   it("claude-coder: control: with the key put back in the session's environment on purpose, the same scan finds it", async () => {
-    const canary = `stand-in-real-key-${randomUUID()}`;
+    const canary = makeCanary("stand-in-real-key");
     const api = await startScriptedApi();
     try {
       const p = prepare("canary-open", api, "claude-coder", { ANTHROPIC_API_KEY: canary, ANTHROPIC_AUTH_TOKEN: undefined });

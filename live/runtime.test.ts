@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect } from "vitest";
 import type { Bind } from "../src/core/sandbox/types.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import { ask, launchAndClaim, makeRuntimeWorld, prepareLaunch, start, waitClaimed, withBinds, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
+import { ask, launchAndClaim, makeRuntimeWorld, prepareLaunch, start, waitClaimed, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
+import { launchWithBinds } from "../src/conformance/controls/launch.ts";
+import { makeCanary } from "../src/conformance/traps/canary.ts";
+import { exposedBind, withBindsBeforeLast } from "../src/conformance/controls/binds.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { RUNNER_ENTRY } from "../src/core/session/plan-session.ts";
@@ -144,15 +147,14 @@ describe("the confined shell through the real runner (seed 002's 20 checks)", ()
   }, 60_000);
 
   it("breaking it on purpose: with the two stand-ins bound in, exactly their two checks fail", async () => {
-    const founderFiles = (t: Bind[]): Bind[] => [...t.slice(0, -1),
-      ...[w.stand.files.secretsEnv, w.stand.files.mosaicState].map((f): Bind => ({ source: f, inside: f, mode: "ro", why: "broken on purpose", row: "runner-file" })), t.at(-1)!];
-    const got = await seedTable(withBinds(prepared("seed-standins"), founderFiles));
+    const founderFiles = (t: Bind[]): Bind[] => withBindsBeforeLast(t, [w.stand.files.secretsEnv, w.stand.files.mosaicState].map((f) => exposedBind(f)));
+    const got = await seedTable(launchWithBinds(prepared("seed-standins"), founderFiles));
     expect(diff(CONFINED, got)).toEqual({ "read-stand-in-env": "yes", "read-mosaic": "yes" });
   }, 60_000);
 
   it("breaking it on purpose: without the workspace bind, exactly the workspace check fails", async () => {
     const p = prepared("seed-nows");
-    const got = await seedTable(withBinds(p, (t) => t.filter((b) => b.row !== "workspace" && b.row !== "protected")));
+    const got = await seedTable(launchWithBinds(p, (t) => t.filter((b) => b.row !== "workspace" && b.row !== "protected")));
     expect(diff(CONFINED, got)).toEqual({ "workspace-read-write": "no" });
   }, 60_000);
 });
@@ -314,7 +316,7 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
 
   it("model-only: a model call goes up with the host's key, another path is refused and logged, and no process inside holds the key", async () => {
     const api = await startScriptedApi({ script: scriptOf([{ text: "model-answer" }]) });
-    const canary = `stand-in-real-key-${randomUUID()}`;
+    const canary = makeCanary("stand-in-real-key");
     const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "model-port", { instance: "modeler" }), { modelUpstream: api.url, hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: canary } }));
     try {
       const reply = await ask(w, "modeler", [fetchAt("POST", "/v1/messages?beta=true"), fetchAt("GET", "/v1/models"), canaryScan].join("; "));
@@ -335,7 +337,7 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
     }
   }, 30_000);
   it("control: with the key put in the turn's environment on purpose, the same scan finds it", async () => {
-    const canary = `stand-in-real-key-${randomUUID()}`;
+    const canary = makeCanary("stand-in-real-key");
     const p = prepared("model-port-open", "pi-coder", { hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: canary } });
     const sf = p.session.sessionFile;
     const s = start({ ...p, session: { ...p.session, sessionFile: { ...sf, adapter: { ...sf.adapter, env: { ...sf.adapter.env, ANTHROPIC_API_KEY: canary } } } } });
@@ -349,7 +351,7 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
   for (const example of ["pi-coder", "claude-coder"] as const) {
     it(`${example}: a real harness turn with a tool call, through the runner, in the netns, with the model behind the proxy`, async () => {
       const api = await startScriptedApi({ script: scriptOf([{ tool_use: { name: example === "pi-coder" ? "bash" : "Bash", input: { command: "echo tool-ran-inside" } } }, { text: "turn-finished-through-runner" }]) });
-      const canary = `stand-in-real-key-${randomUUID()}`;
+      const canary = makeCanary("stand-in-real-key");
       const name = `real-${example}`;
       const hostEnv = { ...w.hostEnv, ANTHROPIC_API_KEY: canary, MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude") };
       const s = await launchAndClaim(w, w.request(w.instance(example, name, { instance: name }), { adapter: { kind: "harness" }, modelUpstream: api.url, hostEnv }));

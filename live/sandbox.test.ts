@@ -1,6 +1,5 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, existsSync, writeFileSync, chmodSync } from "node:fs";
-import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
@@ -12,15 +11,18 @@ import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { startTrap, type Trap } from "../src/conformance/traps/listener.ts";
 import { runConfined } from "../src/conformance/worlds/sandbox-run.ts";
 import { realFsView } from "../src/host/fs-view.ts";
+import { withBeforePair, withoutPair } from "../src/conformance/controls/argv.ts";
+import { exposedBind, withBindsBeforeLast } from "../src/conformance/controls/binds.ts";
 
 const facts: HostFacts = readHostFacts({ repo: REPO_ROOT });
 const it = liveIt("bwrap with user namespaces", checkoutProblem(REPO_ROOT) ?? sandboxProblem(facts));
 
 let scratch: ReturnType<typeof makeScratch>;
 let spec: SandboxSpec;
-let broker: Server;
+let broker: Trap;
 const HOST_TMP_MARK = join("/tmp", `mosaic-live-host-tmp-${process.pid}`);
 
 beforeAll(async () => {
@@ -38,8 +40,7 @@ beforeAll(async () => {
   writeFileSync(join(r, "data/workspaces/acme/other/secret.txt"), "another workspace\n");
   chmodSync(join(run, "home"), 0o700);
   writeFileSync(HOST_TMP_MARK, "host tmp\n");
-  broker = createServer((c) => c.end("broker-stand-in\n"));
-  await new Promise<void>((ok) => broker.listen(join(r, "sock/bus.sock"), ok));
+  broker = await startTrap({ path: join(r, "sock/bus.sock") }, { answer: "broker-stand-in\n" });
   spec = {
     harness: "pi",
     repo,
@@ -55,7 +56,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await new Promise<void>((ok) => (broker ? broker.close(() => ok()) : ok()));
+  await broker?.close();
   spawnSync("rm", ["-f", HOST_TMP_MARK, `/tmp/inside-${process.pid}`]);
   scratch?.remove();
 });
@@ -124,21 +125,17 @@ describe("a real bwrap sandbox built from bwrapArgv()", () => {
     const script = PROBES(spec.workspace, spec.runDir, spec.repo);
     const good = answers((await confinedShell(planned(), script)).out);
 
-    const noRemount = answers((await confinedShell(planned(), script, (a) => {
-      const i = a.findIndex((t, k) => t === "--remount-ro" && a[k + 1] === "/");
-      return [...a.slice(0, i), ...a.slice(i + 2)];
-    })).out);
+    const noRemount = answers((await confinedShell(planned(), script, withoutPair("--remount-ro", "/"))).out);
     expect(diff(good, noRemount)).toEqual({ "root-writable": "yes" });
 
     const noBundleRo = answers((await confinedShell(planned().filter((b) => b.row !== "bundle"), script)).out);
     expect(diff(good, noBundleRo)).toEqual({ "bundle-writable": "yes" });
     writeFileSync(join(spec.runDir, "bundle/policy.json"), "{}\n");
 
-    const checkoutBound = answers((await confinedShell([...planned().slice(0, -1), { source: spec.repo, inside: spec.repo, mode: "ro", why: "broken on purpose", row: "runner-file" }, planned().at(-1)!], script)).out);
+    const checkoutBound = answers((await confinedShell(withBindsBeforeLast(planned(), [exposedBind(spec.repo)]), script)).out);
     expect(diff(good, checkoutBound)).toEqual({ "checkout-visible": "yes" });
 
-    const rootRemount = (a: string[]) => a.findIndex((t, k) => t === "--remount-ro" && a[k + 1] === "/");
-    const noPrivateTmp = answers((await confinedShell(planned().slice(0, -1), script, (a) => [...a.slice(0, rootRemount(a)), "--bind", "/tmp", "/tmp", ...a.slice(rootRemount(a))])).out);
+    const noPrivateTmp = answers((await confinedShell(planned().slice(0, -1), script, (a) => withBeforePair(a, "--remount-ro", "/", ["--bind", "/tmp", "/tmp"]))).out);
     expect(diff(good, noPrivateTmp)).toEqual({ "host-tmp-visible": "yes" });
   });
 });

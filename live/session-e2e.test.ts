@@ -1,6 +1,5 @@
 import { realFsView } from "../src/host/fs-view.ts";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
@@ -9,6 +8,7 @@ import { readHostFacts } from "../src/host/host-facts.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { CLAUDE_BIN, planLiveSession, runLiveTurn, type LiveSession } from "../src/conformance/worlds/live-session.ts";
+import { startTrap, type Trap } from "../src/conformance/traps/listener.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { startScriptedApi, toolResultsIn } from "../src/conformance/stand-ins/scripted-api.ts";
 import { scriptOf, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
@@ -25,19 +25,18 @@ const it = liveIt("bwrap and Claude Code", checkoutProblem(REPO_ROOT) ?? (await 
 
 let scratch: ReturnType<typeof makeScratch>;
 let stand: StandIns;
-let broker: Server;
+let broker: Trap;
 const MARKER = `claude-md-marker-${process.pid}`;
 
 beforeAll(async () => {
   scratch = makeScratch("e2e");
   stand = plantStandIns(scratch.root);
   mkdirSync(join(scratch.root, "sock"), { recursive: true });
-  broker = createServer((c) => c.end());
-  await new Promise<void>((ok) => broker.listen(join(scratch.root, "sock/bus.sock"), ok));
+  broker = await startTrap({ path: join(scratch.root, "sock/bus.sock") }, { answer: "" });
 });
 
 afterAll(async () => {
-  await new Promise<void>((ok) => (broker ? broker.close(() => ok()) : ok()));
+  await broker?.close();
   scratch?.remove();
 });
 

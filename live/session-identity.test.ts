@@ -8,7 +8,8 @@ import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { identityProblem } from "../src/conformance/attacks/world.ts";
 import { OTHER_UID } from "../src/conformance/attacks/table.ts";
-import { ask, launchAndClaim, makeRuntimeWorld, prepareLaunch, start, withBinds, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
+import { ask, launchAndClaim, makeRuntimeWorld, prepareLaunch, start, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
+import { launchWithBinds } from "../src/conformance/controls/launch.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import type { PreparedLaunch } from "../src/host/launcher.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
@@ -102,7 +103,7 @@ describe("the run's sockets cannot be opened to another uid", () => {
   for (const arm of ["shipped", "sock/ writable"] as const) {
     it(`${arm}: the session chmods its run directory and sockets; another local uid ${arm === "shipped" ? "is refused" : "connects (control)"}`, async () => {
       const p = prepared(`sockets-${arm === "shipped" ? "ro" : "rw"}`);
-      const s = start(arm === "shipped" ? p : withBinds(p, (t) => t.filter((b) => b.row !== "sockets")));
+      const s = start(arm === "shipped" ? p : launchWithBinds(p, (t) => t.filter((b) => b.row !== "sockets")));
       try {
         const run = s.runDir;
         const { tools, model } = runSockets(run);

@@ -4,7 +4,6 @@
 // the sandbox binds lives under the root, so an unprivileged uid can reach it wherever the checkout is.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, chownSync, copyFileSync, lchownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { sessionIdentity } from "../../core/sandbox/identity.ts";
 import type { HostFacts, SandboxSpec, SessionIdentity } from "../../core/sandbox/types.ts";
@@ -12,6 +11,8 @@ import { findSessionCgroupBases } from "../../host/session-cgroups.ts";
 import { readHostFacts } from "../../host/host-facts.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
 import { plantStandIns, type StandIns } from "../stand-ins/secrets.ts";
+import { makeCanary } from "../traps/canary.ts";
+import { startTrap } from "../traps/listener.ts";
 
 export type Identity = "root" | "user";
 
@@ -60,8 +61,6 @@ export function identityProblem(identity: Identity): string | null {
   return null;
 }
 
-const token = (label: string) => `${label}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-
 function sh(cmd: string[], cwd?: string): void {
   const r = spawnSync(cmd[0]!, cmd.slice(1), { cwd, encoding: "utf8", env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" } });
   if (r.status !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr}`);
@@ -75,16 +74,6 @@ export function chownTree(p: string, id: SessionIdentity): void {
     if (e.isDirectory()) chownTree(q, id);
     else lchownSync(q, id.uid, id.gid);
   }
-}
-
-async function countingSocket(path: string, onConnect: () => void): Promise<Server> {
-  const s = createServer((c) => {
-    c.on("error", () => {});
-    onConnect();
-    c.end("stand-in\n");
-  });
-  await new Promise<void>((ok) => s.listen(path, ok));
-  return s;
 }
 
 export async function makeWorld(identity: Identity): Promise<AttackWorld> {
@@ -131,20 +120,16 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
   const brokerSocket = join(root, "sock/bus.sock");
   const launchSocket = join(root, "sock/launch.sock");
   const toolSocket = join(run, "sock/tools.sock");
-  const servers = [await countingSocket(brokerSocket, () => connections.broker++), await countingSocket(launchSocket, () => connections.launch++), await countingSocket(toolSocket, () => connections.tools++)];
+  const count = (k: keyof typeof connections) => ({ answer: "stand-in\n", onHit: () => connections[k]++ });
+  const traps = [await startTrap({ path: brokerSocket }, count("broker")), await startTrap({ path: launchSocket }, count("launch")), await startTrap({ path: toolSocket }, count("tools"))];
   chmodSync(toolSocket, 0o600);
   for (const p of [brokerSocket, launchSocket, toolSocket]) chownSync(p, session.uid, session.gid);
-  const tcpTrap = createServer((c) => {
-    c.on("error", () => {});
-    connections.tcpTrap++;
-    c.end("trap\n");
-  });
-  await new Promise<void>((ok) => tcpTrap.listen(0, "127.0.0.1", ok));
-  const abstract = `mosaic-trap-${process.pid}-${identity}`;
-  servers.push(tcpTrap, await countingSocket(`\0${abstract}`, () => connections.abstractTrap++));
+  const tcpTrap = await startTrap({ tcp: "127.0.0.1" }, { onHit: () => connections.tcpTrap++ });
+  const abstract = makeCanary(`mosaic-trap-${identity}`);
+  traps.push(tcpTrap, await startTrap({ abstract }, { onHit: () => connections.abstractTrap++ }));
 
   // The neighbour: an ordinary process of the session's uid, with no capabilities, outside the sandbox.
-  const neighborCanary = token("neighbour-canary");
+  const neighborCanary = makeCanary("neighbour-canary");
   const neighbor: ChildProcess = spawn(
     "setpriv",
     [...(session.uid !== self ? [`--reuid=${session.uid}`, `--regid=${session.gid}`, "--clear-groups"] : []), "--bounding-set=-all", "--inh-caps=-all", "--", "sleep", "600"],
@@ -173,12 +158,12 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
     workspace: ws,
     runDir: run,
   };
-  const envCanary = token("env-canary");
+  const envCanary = makeCanary("env-canary");
   return {
-    identity, uid, session, data, root, ws, otherWs, run, stand, capability: token("mosaic-cap"), envCanary,
+    identity, uid, session, data, root, ws, otherWs, run, stand, capability: makeCanary("mosaic-cap"), envCanary,
     neighbor: { pid: neighbor.pid!, canary: neighborCanary },
     launchSocket, brokerSocket, connections, spec, facts, readableNode,
-    traps: { tcpPort: (tcpTrap.address() as { port: number }).port, abstract },
+    traps: { tcpPort: tcpTrap.port!, abstract },
     env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", ATTACK_ENV_CANARY: envCanary },
     asIdentity,
     async close() {
@@ -187,7 +172,7 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
       } catch {
         neighbor.kill("SIGKILL");
       }
-      await Promise.all(servers.map((s) => new Promise<void>((ok) => s.close(() => ok()))));
+      await Promise.all(traps.map((t) => t.close()));
       rmSync(root, { recursive: true, force: true });
     },
   };

@@ -5,7 +5,8 @@
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Fact } from "./baselines.ts";
-import { CLAUDE_BIN, dropAdapterFlags, planLiveSession, runLiveTurn, withAdapterArgv, type SessionSetup } from "../worlds/live-session.ts";
+import { planWithArgv, planWithoutFlags } from "../controls/launch.ts";
+import { CLAUDE_BIN, planLiveSession, runLiveTurn, type SessionSetup } from "../worlds/live-session.ts";
 import { probeMemory, type Drop, type MemoryLocation } from "./memory-probe.ts";
 import { startScriptedApi, toolResultsIn } from "../stand-ins/scripted-api.ts";
 import { scriptOf } from "../stand-ins/model-script/format.ts";
@@ -24,7 +25,7 @@ async function readDefaultTools(setup: SessionSetup, name: string, drop: readonl
     const s = planLiveSession(setup, name, url, "claude-coder");
     const argv = [...s.plan.adapter.argv];
     argv[argv.indexOf("--tools") + 1] = "default";
-    const plan = drop.length > 0 ? dropAdapterFlags(withAdapterArgv(s.plan, argv), drop) : withAdapterArgv(s.plan, argv);
+    const plan = drop.length > 0 ? planWithoutFlags(planWithArgv(s.plan, argv), drop) : planWithArgv(s.plan, argv);
     const r = await runLiveTurn({ ...s, plan }, "say hello");
     const init = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { type?: string; subtype?: string; tools?: string[] }).find((m) => m.type === "system" && m.subtype === "init");
     if (!init?.tools) throw new Error(`no init line with tools (exit ${r.status}): ${r.stderr.slice(0, 600)}`);

@@ -3,10 +3,11 @@
 // bodies. live/memory.test.ts asserts the polarity pairs with it; baselines:sync and
 // live/baselines.test.ts read the flags' facts with it.
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import type { HostFacts } from "../../core/sandbox/types.ts";
-import { dropAdapterFlags, planLiveSession, runLiveTurn, type LiveSession, type SessionSetup } from "../worlds/live-session.ts";
+import { planWithoutFlags } from "../controls/launch.ts";
+import { startTrap } from "../traps/listener.ts";
+import { planLiveSession, runLiveTurn, type LiveSession, type SessionSetup } from "../worlds/live-session.ts";
 import { makeScratch } from "../worlds/scratch.ts";
 import { startScriptedApi } from "../stand-ins/scripted-api.ts";
 import { scriptOf } from "../stand-ins/model-script/format.ts";
@@ -71,7 +72,7 @@ export async function probeMemory(setup: SessionSetup, name: string, example: "c
   try {
     const s = planLiveSession(setup, name, url, example);
     const markers = plantMemory(s, name);
-    const plan = drop.length > 0 ? dropAdapterFlags(s.plan, drop) : s.plan;
+    const plan = drop.length > 0 ? planWithoutFlags(s.plan, drop) : s.plan;
     const r = await runLiveTurn({ ...s, plan }, "say hello");
     if (!r.stdout.includes(`turn-finished-${name}`)) throw new Error(`the ${example} turn did not finish (exit ${r.status}): ${r.stderr.slice(0, 600)}`);
     const bodies = api.messageBodies();
@@ -90,10 +91,9 @@ export async function startSessionSetup(label: string, hostFacts: HostFacts): Pr
   const stand = plantStandIns(scratch.root);
   mkdirSync(join(scratch.root, "sock"), { recursive: true });
   const brokerSocket = join(scratch.root, "sock/bus.sock");
-  const broker = createServer((c) => c.end());
-  await new Promise<void>((ok) => broker.listen(brokerSocket, ok));
+  const broker = await startTrap({ path: brokerSocket }, { answer: "" });
   const close = async () => {
-    await new Promise<void>((ok) => broker.close(() => ok()));
+    await broker.close();
     scratch.remove();
   };
   return { setup: { root: scratch.root, founderHome: stand.founderHome, hostFacts, brokerSocket }, close };

@@ -5,30 +5,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GATE_KILL_AFTER_SECONDS, GATE_TIMEOUT_SECONDS } from "../../core/bundle/hook.ts";
-import type { Bind } from "../../core/sandbox/types.ts";
 import type { PreparedLaunch } from "../../host/launcher.ts";
-import { withoutFlags } from "../worlds/live-session.ts";
-import { withBinds, type RuntimeWorld } from "../worlds/runtime-world.ts";
+import { withoutFlags } from "../controls/argv.ts";
+import { exposedBind, withBindsBeforeLast } from "../controls/binds.ts";
+import { launchWithArgv, launchWithBinds, launchWithEnv, launchWithSettings } from "../controls/launch.ts";
+import type { RuntimeWorld } from "../worlds/runtime-world.ts";
 import type { LaunchedSession } from "./load.ts";
 import type { GateFault } from "./schema.ts";
-
-type SessionFile = PreparedLaunch["session"]["sessionFile"];
-
-function withSessionFile(p: PreparedLaunch, edit: (sf: SessionFile) => SessionFile): PreparedLaunch {
-  return { ...p, session: { ...p.session, sessionFile: edit(p.session.sessionFile) } };
-}
-
-/** The prepared launch with binds added just before its last one, which stays last. */
-const withExtraBinds = (p: PreparedLaunch, extra: Bind[]) => withBinds(p, (t: Bind[]) => [...t.slice(0, -1), ...extra, t.at(-1)!]);
-
-/** The prepared launch with the bundle's settings.json edited; throws when there is none. */
-function withSettings(p: PreparedLaunch, knob: string, edit: (settings: string) => string): PreparedLaunch {
-  const settings = p.launch.bundle["settings.json"];
-  if (settings === undefined) throw new Error(`${knob}: the bundle has no settings.json`);
-  return { ...p, launch: { ...p.launch, bundle: { ...p.launch.bundle, "settings.json": edit(settings) } } };
-}
-
-const withArgv = (p: PreparedLaunch, edit: (argv: string[]) => string[]) => withSessionFile(p, (sf) => ({ ...sf, adapter: { ...sf.adapter, argv: edit(sf.adapter.argv) } }));
 
 /** The flag that configures each harness's gate: Pi's extension, Claude Code's settings file with the hook. */
 const GATE_FLAG = { pi: "-e", "claude-code": "--settings" } as const;
@@ -45,14 +28,14 @@ export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunc
   let out = p;
   if (s.break.expose_stand_ins) {
     const files = Object.values(w.stand.files);
-    out = withExtraBinds(out, files.map((f): Bind => ({ source: f, inside: f, mode: "ro", why: "broken on purpose", row: "runner-file" })));
+    out = launchWithBinds(out, (t) => withBindsBeforeLast(t, files.map((f) => exposedBind(f))));
   }
   if (s.break.launch_socket === "bound" && !out.session.binds.some((b) => b.row === "launch-socket")) {
     const sock = w.broker.launchSocket;
-    out = withExtraBinds(out, [{ source: sock, inside: sock, mode: "ro", why: "broken on purpose", row: "launch-socket" }]);
+    out = launchWithBinds(out, (t) => withBindsBeforeLast(t, [exposedBind(sock, "launch-socket")]));
   }
-  if (s.break.gate === "unhooked" && s.harness !== "fake") out = withArgv(out, (argv) => withoutFlags(argv, [[GATE_FLAG[s.harness as "pi" | "claude-code"], gateFlagValue(out, s.harness as "pi" | "claude-code")]]));
-  if (s.break.drop_flags !== undefined) out = withArgv(out, (argv) => withoutFlags(argv, s.break.drop_flags!));
+  if (s.break.gate === "unhooked" && s.harness !== "fake") out = launchWithArgv(out, (argv) => withoutFlags(argv, [[GATE_FLAG[s.harness as "pi" | "claude-code"], gateFlagValue(out, s.harness as "pi" | "claude-code")]]));
+  if (s.break.drop_flags !== undefined) out = launchWithArgv(out, (argv) => withoutFlags(argv, s.break.drop_flags!));
   return out;
 }
 
@@ -103,10 +86,10 @@ export function applyFault(s: LaunchedSession, ws: string, repo: string, p: Prep
     }
     if (harness === "pi") {
       const ext = gateFlagValue(out, "pi");
-      out = withArgv(out, (argv) => argv.map((t) => (t === ext ? file : t)));
+      out = launchWithArgv(out, (argv) => argv.map((t) => (t === ext ? file : t)));
     } else {
       const gate = `${repo}/src/host/claude-gate.ts`;
-      out = withSettings(out, "fault.gate", (settings) => {
+      out = launchWithSettings(out, "fault.gate", (settings) => {
         if (!settings.includes(gate)) throw new Error(`fault.gate: the bundle's settings.json has no hook running ${gate}`);
         return settings.replaceAll(gate, file);
       });
@@ -115,13 +98,13 @@ export function applyFault(s: LaunchedSession, ws: string, repo: string, p: Prep
   const seconds = s.fault.gate_timeout_seconds;
   if (seconds !== undefined) {
     const shipped = `timeout -k ${GATE_KILL_AFTER_SECONDS} ${GATE_TIMEOUT_SECONDS} `;
-    out = withSettings(out, "fault.gate_timeout_seconds", (settings) => {
+    out = launchWithSettings(out, "fault.gate_timeout_seconds", (settings) => {
       // Found, or the run stops: a hook without its wrapper must not pass as a shortened one.
       if (!settings.includes(shipped)) throw new Error(`fault.gate_timeout_seconds: the bundle's settings.json has no hook under \`${shipped.trim()}\``);
       return settings.replaceAll(shipped, `timeout -k 1 ${seconds} `);
     });
   }
   // Read-only in every sandbox: the root is remounted read-only and no capability is left to write it.
-  if (s.fault.tmpdir === "unwritable") out = withSessionFile(out, (sf) => ({ ...sf, adapter: { ...sf.adapter, env: { ...sf.adapter.env, TMPDIR: "/usr" } } }));
+  if (s.fault.tmpdir === "unwritable") out = launchWithEnv(out, (env) => ({ ...env, TMPDIR: "/usr" }));
   return out;
 }

@@ -4,12 +4,12 @@
 // every assertion judged over what was collected. A session the main one launches is started by
 // the launch service (launch-service.ts) and judged over its own evidence. runs/<id>/ keeps it all.
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { parseInstance } from "../../core/launch/instance.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
+import { makeCanary } from "../traps/canary.ts";
+import { startTrap } from "../traps/listener.ts";
 import { makeRuntimeWorld } from "../worlds/runtime-world.ts";
 import { judge, kindOf, labelOf, type Verdict, type VerdictKind } from "./assert.ts";
 import type { Evidence } from "./evidence.ts";
@@ -44,17 +44,6 @@ const FROM = "pm-scenario";
 // Short, so the run's sockets stay under the 107-byte limit of a Unix socket path.
 const RUN = "run";
 
-/** A TCP listener on the host's loopback that counts the connections it accepts: a network trap. */
-async function startTrap(): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
-  let n = 0;
-  const server: Server = createServer((c) => {
-    n++;
-    c.destroy();
-  });
-  await new Promise<void>((ok, bad) => server.once("error", bad).listen(0, "127.0.0.1", ok));
-  return { port: (server.address() as AddressInfo).port, connections: () => n, close: () => new Promise((ok) => server.close(() => ok())) };
-}
-
 /** The harnesses a scenario runs, its main session's first: `fake → claude-code` for a PM launching a coder. */
 export const harnessesOf = (s: Scenario): string => [s.harness, ...s.launches.map((l) => l.harness)].join(" → ");
 
@@ -81,10 +70,10 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   const event = eventOf(s.name);
   const w = await makeRuntimeWorld("scn");
   let problem: string | null = null;
-  const canary = `stand-in-real-key-${randomUUID()}`;
+  const canary = makeCanary("stand-in-real-key");
   const ws = join(w.data, "workspaces/acme", s.name);
   const runDir = join(w.data, "runs", RUN);
-  const trap = s.networkTrap ? await startTrap() : null;
+  const trap = s.networkTrap ? await startTrap({ tcp: "127.0.0.1" }) : null;
   // A neighbour holding the secret in its environment: what a read of /proc/*/environ would find.
   const neighbour = s.neighbourProcess ? spawn("sleep", ["600"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", FAKE_TOKEN: w.stand.secret }, stdio: "ignore" }) : null;
   const extra = { trapPort: trap?.port ?? null, canary };
@@ -133,7 +122,7 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   if (main !== null) ev = await main.finish(out);
   neighbour?.kill("SIGKILL");
   const standIns = [w.stand.secret, canary];
-  const trapConnections = trap?.connections() ?? null;
+  const trapConnections = trap?.hits() ?? null;
   await trap?.close();
   await w.close();
 

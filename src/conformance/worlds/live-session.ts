@@ -137,29 +137,6 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
   return { plan: decision.plan, spec, facts, ws, run, home, gatePackages: gate.packages, apiUrl, hostEnv: env, egressLog: egressLogPath(join(R, "state"), name) };
 }
 
-/** The plan with the adapter's argv changed, for a positive control that removes a flag on purpose. */
-export function withAdapterArgv(plan: LaunchPlan, argv: string[]): LaunchPlan {
-  return { ...plan, adapter: { ...plan.adapter, argv } };
-}
-
-/** An argv without the given flags (each token and, for `[flag, value]`, its value), before its `--` when it has one. */
-export function withoutFlags(argv: readonly string[], drop: ReadonlyArray<string | readonly [string, string]>): string[] {
-  const out = [...argv];
-  for (const d of drop) {
-    const end = out.lastIndexOf("--") === -1 ? out.length : out.lastIndexOf("--");
-    const [flag, value] = typeof d === "string" ? [d, undefined] : d;
-    const i = out.findIndex((t, k) => k < end && t === flag && (value === undefined || out[k + 1] === value));
-    if (i === -1) throw new Error(`the adapter's argv has no ${flag}${value === undefined ? "" : ` ${JSON.stringify(value)}`} to drop`);
-    out.splice(i, value === undefined ? 1 : 2);
-  }
-  return out;
-}
-
-/** The adapter's argv without the given flags. */
-export function dropAdapterFlags(plan: LaunchPlan, drop: ReadonlyArray<string | readonly [string, string]>): LaunchPlan {
-  return withAdapterArgv(plan, withoutFlags(plan.adapter.argv, drop));
-}
-
 /**
  * The adapter's command, in the workspace, inside the sandbox, with the message appended. The
  * turn's stdout and stderr also go to `<run>/turns/turn.log`, which a failed test keeps.

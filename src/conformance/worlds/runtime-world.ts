@@ -4,10 +4,8 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { bwrapArgv } from "../../core/sandbox/bwrap-argv.ts";
-import type { Bind } from "../../core/sandbox/types.ts";
 import { parseInstance, parseSettings, type LaunchSettings, type ResolvedInstance } from "../../core/launch/instance.ts";
-import { launch, prepareLaunch, start, type LaunchRequest, type PreparedLaunch, type Session } from "../../host/launcher.ts";
+import { launch, prepareLaunch, start, type LaunchRequest, type Session } from "../../host/launcher.ts";
 import { readHostFacts } from "../../host/host-facts.ts";
 import { startBroker, type StandInBroker } from "../stand-ins/broker/server.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
@@ -99,12 +97,6 @@ export async function ask(w: RuntimeWorld, instance: string, body: string, from 
     await new Promise((ok) => setTimeout(ok, 25));
   }
   throw new Error(`no reply to ${id} within ${timeoutMs} ms`);
-}
-
-/** A prepared launch with its bind table changed on purpose (a positive control), argv rebuilt from it. */
-export function withBinds(p: PreparedLaunch, edit: (t: Bind[]) => Bind[]): PreparedLaunch {
-  const binds = edit(p.session.binds);
-  return { ...p, session: { ...p.session, binds, argv: bwrapArgv(p.session.spec, p.facts, binds) } };
 }
 
 export { prepareLaunch, start };
