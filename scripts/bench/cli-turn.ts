@@ -22,7 +22,8 @@ import type { LaunchEnd, PreparedLaunch } from "../../src/host/launcher.ts";
 import { childrenOf } from "../../src/host/session-procs.ts";
 import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 import { scriptOf } from "../../src/conformance/stand-ins/model-script/format.ts";
-import { ask, makeRuntimeWorld, prepareLaunch, start, waitClaimed, type RuntimeWorld } from "../../src/conformance/worlds/runtime-world.ts";
+import { ask, makeRuntimeWorld, waitClaimed, type RuntimeWorld } from "../../src/conformance/worlds/runtime-world.ts";
+import { prepareLaunch, start } from "../../src/host/launcher.ts";
 import { startScriptedApi } from "../../src/conformance/stand-ins/scripted-api.ts";
 
 const ROUNDS = 5;

@@ -7,8 +7,9 @@ import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 import type * as World from "../../src/conformance/worlds/runtime-world.ts";
+import type * as Launcher from "../../src/host/launcher.ts";
 
-type Arm = { name: string; world: typeof World; w: World.RuntimeWorld; start: number[]; turn: number[] };
+type Arm = { name: string; world: typeof World; launcher: typeof Launcher; w: World.RuntimeWorld; start: number[]; turn: number[] };
 
 function treeAt(rev: string): string {
   const sha = execFileSync("git", ["-C", REPO_ROOT, "rev-parse", "--verify", `${rev}^{commit}`], { encoding: "utf8" }).trim();
@@ -22,10 +23,10 @@ function treeAt(rev: string): string {
 }
 
 async function once(a: Arm, name: string): Promise<void> {
-  const p = a.world.prepareLaunch(a.w.request(a.w.instance("pi-coder", name, { instance: name })));
+  const p = a.launcher.prepareLaunch(a.w.request(a.w.instance("pi-coder", name, { instance: name })));
   if (p.kind !== "ready") throw new Error(`${a.name}: refused: ${p.code}: ${p.message}`);
   const t0 = performance.now();
-  const s = a.world.start(p.prepared);
+  const s = a.launcher.start(p.prepared);
   await a.world.waitClaimed(a.w, s, name);
   const t1 = performance.now();
   const reply = await a.world.ask(a.w, name, "echo turn-done");
@@ -48,7 +49,8 @@ export async function run(): Promise<void> {
     // The world module moved into worlds/ after the before-commit; take whichever the tree has.
     const module = ["src/conformance/worlds/runtime-world.ts", "src/conformance/runtime-world.ts"].find((p) => existsSync(join(root, p)))!;
     const world = (await import(join(root, module))) as typeof World;
-    arms.push({ name, world, w: await world.makeRuntimeWorld(`bench-${name.slice(0, 5)}`), start: [], turn: [] });
+    const launcher = (await import(join(root, "src/host/launcher.ts"))) as typeof Launcher;
+    arms.push({ name, world, launcher, w: await world.makeRuntimeWorld(`bench-${name.slice(0, 5)}`), start: [], turn: [] });
   }
   const rounds = 9;
   try {

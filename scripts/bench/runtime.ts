@@ -1,4 +1,5 @@
-import { ask, makeRuntimeWorld, prepareLaunch, start, waitClaimed } from "../../src/conformance/worlds/runtime-world.ts";
+import { ask, makeRuntimeWorld, waitClaimed } from "../../src/conformance/worlds/runtime-world.ts";
+import { prepareLaunch, start } from "../../src/host/launcher.ts";
 import type { PreparedLaunch } from "../../src/host/launcher.ts";
 
 /**

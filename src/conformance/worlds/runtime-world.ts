@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { parseInstance, parseSettings, type LaunchSettings, type ResolvedInstance } from "../../core/launch/instance.ts";
-import { launch, prepareLaunch, start, type LaunchRequest, type Session } from "../../host/launcher.ts";
+import { launch, type LaunchRequest, type Session } from "../../host/launcher.ts";
 import { readHostFacts } from "../../host/host-facts.ts";
 import { startBroker, type StandInBroker } from "../stand-ins/broker/server.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
@@ -99,4 +99,3 @@ export async function ask(w: RuntimeWorld, instance: string, body: string, from 
   throw new Error(`no reply to ${id} within ${timeoutMs} ms`);
 }
 
-export { prepareLaunch, start };
