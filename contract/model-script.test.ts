@@ -2,7 +2,7 @@ import { http } from "msw";
 import { describe, expect, it } from "vitest";
 import { MosaicError } from "../src/core/errors.ts";
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
-import { fillPlaceholders, loadModelScript, type ModelScript, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
+import { fillTemplateVars, loadModelScript, type ModelScript, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
 import { handlersFor, remainingTurns, respond } from "../src/conformance/stand-ins/model-script/handlers.ts";
 import { ScriptRecorder, type ScriptFailure } from "../src/conformance/stand-ins/model-script/record.ts";
 import { latestToolResults, NO_TOOL_RESULT, toolResultsIn } from "../src/conformance/stand-ins/model-script/resolve.ts";
@@ -113,9 +113,9 @@ const BAD: ReadonlyArray<[name: string, doc: unknown, field: string, code: strin
   ["a branch with no else", { turns: [{ text: "a" }, { when_tool_result_contains: "x", then: { text: "y" } }] }, "turns[1].else", "missing-field"],
   ["a branch on the empty string", { turns: [{ when_tool_result_contains: "", then: { text: "y" }, else: { text: "n" } }] }, "turns[0].when_tool_result_contains", "bad-script"],
   ["a malformed reply inside a branch", { turns: [{ when_tool_result_contains: "x", then: { tool_use: { name: "Read", input: 3 } }, else: { text: "n" } }] }, "turns[0].then.tool_use.input", "bad-script"],
-  ["a placeholder with spaces", { turns: [{ tool_use: { name: "Read", input: { file_path: "{{ workspace }}/a" } } }] }, "turns[0].tool_use.input.file_path", "bad-placeholder"],
-  ["an unclosed placeholder", { turns: [{ tool_use: { name: "Read", input: { paths: ["ok", "{{workspace/a"] } } }] }, "turns[0].tool_use.input.paths[1]", "bad-placeholder"],
-  ["a request placeholder outside a template", { turns: [{ text: "saw {{last_tool_result}}" }] }, "turns[0].text", "bad-placeholder"],
+  ["a template variable with spaces", { turns: [{ tool_use: { name: "Read", input: { file_path: "{{ workspace }}/a" } } }] }, "turns[0].tool_use.input.file_path", "bad-template-var"],
+  ["an unclosed template variable", { turns: [{ tool_use: { name: "Read", input: { paths: ["ok", "{{workspace/a"] } } }] }, "turns[0].tool_use.input.paths[1]", "bad-template-var"],
+  ["a request template variable outside a template", { turns: [{ text: "saw {{last_tool_result}}" }] }, "turns[0].text", "bad-template-var"],
 ];
 
 describe("loadModelScript: a malformed script is an error at load time naming the turn", () => {
@@ -135,15 +135,15 @@ describe("loadModelScript: a malformed script is an error at load time naming th
   });
 });
 
-describe("fillPlaceholders: the run's values, from an explicit map", () => {
+describe("fillTemplateVars: the run's values, from an explicit map", () => {
   const script = load([
     { tool_use: { name: "Read", input: { file_path: "{{workspace}}/a.txt", also: ["{{home}}/.ssh/id_ed25519", 3, true] } } },
     { when_tool_result_contains: "{{secret_value}}", then: { text: "leaked from {{secret_path}}" }, else: { text_from_tool_results: { template: "{{run}}: {{last_tool_result}}" } } },
   ]);
   const values = { workspace: "/srv/ws", home: "/srv/run/home", run: "/srv/run", secret_path: "/home/founder/.ssh/id", secret_value: "stand-in-secret" };
 
-  it("fills every string, nested ones too, and leaves request placeholders in templates", () => {
-    const filled = fillPlaceholders(script, values);
+  it("fills every string, nested ones too, and leaves request template variables in templates", () => {
+    const filled = fillTemplateVars(script, values);
     expect(filled.turns).toEqual([
       { tool_use: { name: "Read", input: { file_path: "/srv/ws/a.txt", also: ["/srv/run/home/.ssh/id_ed25519", 3, true] } } },
       { when_tool_result_contains: "stand-in-secret", then: { text: "leaked from /home/founder/.ssh/id" }, else: { text_from_tool_results: { template: "/srv/run: {{last_tool_result}}" } } },
@@ -151,24 +151,24 @@ describe("fillPlaceholders: the run's values, from an explicit map", () => {
     expect(JSON.stringify(script.turns), "pure: the script given is unchanged").toContain("{{workspace}}");
   });
 
-  it("an unknown placeholder is an error naming it and its field", () => {
+  it("an unknown template variable is an error naming it and its field", () => {
     const { workspace: _w, ...lacking } = values;
-    const e = attempt(script, (s) => fillPlaceholders(s as ModelScript, lacking));
-    expect({ code: e.code, field: e.field }).toEqual({ code: "unknown-placeholder", field: "turns[0].tool_use.input.file_path" });
+    const e = attempt(script, (s) => fillTemplateVars(s as ModelScript, lacking));
+    expect({ code: e.code, field: e.field }).toEqual({ code: "unknown-template-var", field: "turns[0].tool_use.input.file_path" });
     expect(e.message).toContain("{{workspace}}");
     expect(e.message, "the error lists what the run does fill").toContain("home, run, secret_path, secret_value");
   });
 
-  it("a run may not set a request placeholder", () => {
-    const e = attempt(script, (s) => fillPlaceholders(s as ModelScript, { ...values, last_tool_result: "forged" }));
-    expect(e.code).toBe("bad-placeholder");
+  it("a run may not set a request template variable", () => {
+    const e = attempt(script, (s) => fillTemplateVars(s as ModelScript, { ...values, last_tool_result: "forged" }));
+    expect(e.code).toBe("bad-template-var");
     expect(e.message).toContain("{{last_tool_result}}");
   });
 
-  it("handlersFor refuses a script with a placeholder left unfilled, naming the field", () => {
+  it("handlersFor refuses a script with a template variable left unfilled, naming the field", () => {
     const e = attempt(script, (s) => handlersFor(s as ModelScript, new ScriptRecorder()));
-    expect({ code: e.code, field: e.field }).toEqual({ code: "unfilled-placeholder", field: "turns[0].tool_use.input.file_path" });
-    expect(() => handlersFor(fillPlaceholders(script, values), new ScriptRecorder()), "positive control: filled, it serves").not.toThrow();
+    expect({ code: e.code, field: e.field }).toEqual({ code: "unfilled-template-var", field: "turns[0].tool_use.input.file_path" });
+    expect(() => handlersFor(fillTemplateVars(script, values), new ScriptRecorder()), "positive control: filled, it serves").not.toThrow();
   });
 });
 

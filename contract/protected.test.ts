@@ -43,10 +43,10 @@ describe("protectedBinds: what stands in for a missing path", () => {
   const repo: Tree = { "/.git/HEAD": "file", "/.git/config": "file", "/.git/hooks": "dir", "/.git/info": "dir", "/README.md": "file" };
 
   it("a missing work-tree file gets an empty read-only directory, and bwrap's mount point is a directory to remove", () => {
-    const { binds, placeholders } = plan(repo);
+    const { binds, mountStubs } = plan(repo);
     for (const p of [".mcp.json", ".gitattributes", ".npmrc", ".envrc"]) {
       expect(binds.find((b) => b.inside === at(p))?.mode, `${p}: an empty read-only directory`).toBe("ro-empty");
-      expect(placeholders, `${p}: its mount point`).toContainEqual({ path: at(p), kind: "dir" });
+      expect(mountStubs, `${p}: its mount point`).toContainEqual({ path: at(p), kind: "dir" });
     }
     expect(binds.some((b) => b.source === "/dev/null"), "no device stands in for anything here").toBe(false);
   });
@@ -55,7 +55,7 @@ describe("protectedBinds: what stands in for a missing path", () => {
     const absent = plan(repo);
     for (const p of [".git/commondir", ".git/config.worktree"]) {
       expect(absent.binds.some((b) => b.inside === at(p)), `${p} absent: nothing mounted there`).toBe(false);
-      expect(absent.placeholders.some((x) => x.path === at(p)), `${p} absent: no mount point made`).toBe(false);
+      expect(absent.mountStubs.some((x) => x.path === at(p)), `${p} absent: no mount point made`).toBe(false);
     }
     const present = plan({ ...repo, "/.git/commondir": "file", "/.git/config.worktree": "file" });
     for (const p of [".git/commondir", ".git/config.worktree"]) {
@@ -64,9 +64,9 @@ describe("protectedBinds: what stands in for a missing path", () => {
   });
 
   it("a missing .git/config gets the unreadable /dev/null, which git reads past", () => {
-    const { binds, placeholders } = plan({ "/.git/HEAD": "file" });
+    const { binds, mountStubs } = plan({ "/.git/HEAD": "file" });
     expect(binds.find((b) => b.inside === at(".git/config"))).toMatchObject({ source: "/dev/null", mode: "ro" });
-    expect(placeholders).toContainEqual({ path: at(".git/config"), kind: "file" });
+    expect(mountStubs).toContainEqual({ path: at(".git/config"), kind: "file" });
   });
 
   it("a workspace without .git: one empty read-only .git, and nothing under it", () => {

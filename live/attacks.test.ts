@@ -37,7 +37,7 @@ for (const identity of ["root", "user"] as const) {
         const r = await runAttack(w, row, []);
         expect(r.out, `the runner ran the attack to its end: a sandbox that never ran blocks nothing\n${explain(r)}`).toContain("RUNNER-ALIVE");
         expect(r.through, `${row.id} got through with every layer in place\n${explain(r)}`).toBe(false);
-        expect(r.placeholdersLeft, "every placeholder was removed from the host's workspace").toEqual([]);
+        expect(r.stubsLeft, "every placeholder was removed from the host's workspace").toEqual([]);
       }, row.timeoutMs === undefined ? undefined : row.timeoutMs + 30_000);
       if (layers.length > 1) {
         for (const keep of layers) {

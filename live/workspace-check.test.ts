@@ -85,7 +85,7 @@ describe("recover() checks the workspace of a launch a dead host left open", () 
 
     const registry = new LaunchRegistry(join(scratch.root, "state/launches"));
     const dead = spawnSync("true").pid!;
-    registry.record({ run: "lost", instance: "coder", runDir: join(scratch.root, "data/runs/lost"), pid: dead, startedAt: new Date().toISOString(), placeholders: [], cgroups: [], workspace: ws, quarantine: join(scratch.root, "state/quarantine/lost"), end: null });
+    registry.record({ run: "lost", instance: "coder", runDir: join(scratch.root, "data/runs/lost"), pid: dead, startedAt: new Date().toISOString(), mountStubs: [], cgroups: [], workspace: ws, quarantine: join(scratch.root, "state/quarantine/lost"), end: null });
     const [r] = await recover(registry, { endRun: () => {} });
     expect(r?.workspace?.verdict, JSON.stringify(r?.workspace, null, 2)).toBe("quarantined");
     expect(hostGitRuns(ws, marker), "the end-of-session check on recover(): the founder's git status runs nothing").toBe(false);

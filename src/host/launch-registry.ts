@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Placeholder } from "../core/sandbox/protected.ts";
+import type { MountStub } from "../core/sandbox/protected.ts";
 import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
 
 /** One launch as the host records it: enough for the next host to find and end it. */
@@ -11,7 +11,7 @@ export interface LaunchRecord {
   /** bwrap's pid on the host. */
   pid: number;
   startedAt: string;
-  placeholders: Placeholder[];
+  mountStubs: MountStub[];
   /** The session's cgroups (a root caller's): removed when it ends. */
   cgroups: string[];
   /** The session's workspace, and where the end-of-session check moves what it finds there. */
@@ -49,7 +49,9 @@ export class LaunchRegistry {
 
   get(run: string): LaunchRecord | null {
     try {
-      return JSON.parse(readFileSync(this.file(run), "utf8")) as LaunchRecord;
+      const r = JSON.parse(readFileSync(this.file(run), "utf8")) as LaunchRecord & { placeholders?: MountStub[] };
+      // A record written before the field was named mountStubs still names its stubs, for recover().
+      return { ...r, mountStubs: r.mountStubs ?? r.placeholders ?? [] };
     } catch {
       return null;
     }

@@ -24,7 +24,7 @@ import { makeSessionCgroups, removeSessionCgroups } from "./session-cgroups.ts";
 import { handOver } from "./handover.ts";
 import { statChain } from "./reach.ts";
 import { holdToolSocket, type HeldSocket } from "./tool-socket-listen.ts";
-import { removePlaceholders } from "./placeholders.ts";
+import { removeMountStubs } from "./mount-stubs.ts";
 import { prepareRunnerNode } from "./runner-node.ts";
 import { prepareSeccompFile } from "./sandbox-probe.ts";
 import { spawnSandbox } from "./sandbox-spawn.ts";
@@ -188,7 +188,7 @@ export function start(prepared: PreparedLaunch): Session {
     let stderr = "";
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.stdin!.on("error", () => {});
-    registry.record({ run: instance.run, instance: instance.instance, runDir, pid: child.pid!, startedAt: new Date().toISOString(), placeholders: session.placeholders, cgroups, workspace: instance.workspace, quarantine: join(req.stateDir, "quarantine", instance.run), end: null });
+    registry.record({ run: instance.run, instance: instance.instance, runDir, pid: child.pid!, startedAt: new Date().toISOString(), mountStubs: session.mountStubs, cgroups, workspace: instance.workspace, quarantine: join(req.stateDir, "quarantine", instance.run), end: null });
     req.onSpawn?.(child);
     // The capability goes on the runner's stdin, never to disk, argv or the environment.
     const cap = req.bus.issueCapability({ run: instance.run, instance: instance.instance });
@@ -203,7 +203,7 @@ export function start(prepared: PreparedLaunch): Session {
         void proxy?.close();
         const end = sessionExit(code, signal);
         const reason = end.kind === "code" ? launchEndReason(end.code) : "killed";
-        removePlaceholders(session.placeholders);
+        removeMountStubs(session.mountStubs);
         rmSync(session.sessionFile.toolSocket.path, { force: true });
         const cg = cgroups;
         void (async () => {

@@ -1,7 +1,7 @@
 import type { Bus } from "./launcher.ts";
 import type { LaunchRegistry } from "./launch-registry.ts";
 import { removeSessionCgroups } from "./session-cgroups.ts";
-import { removePlaceholders } from "./placeholders.ts";
+import { removeMountStubs } from "./mount-stubs.ts";
 import { childrenOf, findSessionBwraps, isAlive } from "./session-procs.ts";
 import { checkWorkspace } from "./workspace-check.ts";
 import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
@@ -9,7 +9,7 @@ import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
 /**
  * What the next host does about sessions a host that died hard left behind (seed 002): finds each
  * open launch's bwrap by its command line, kills it and its runner, voids the run's capabilities,
- * removes its placeholders and cgroup, checks its workspace as a session's end does, and ends the
+ * removes its mount stubs and cgroup, checks its workspace as a session's end does, and ends the
  * launch as host-lost.
  */
 export async function recover(registry: LaunchRegistry, bus: Pick<Bus, "endRun">): Promise<Array<{ run: string; killed: number[]; survivors: number[]; workspace: WorkspaceCheck | null }>> {
@@ -38,7 +38,7 @@ export async function recover(registry: LaunchRegistry, bus: Pick<Bus, "endRun">
         // gone meanwhile
       }
     }
-    removePlaceholders(r.placeholders);
+    removeMountStubs(r.mountStubs);
     await removeSessionCgroups(r.cgroups ?? []);
     const workspace = r.workspace !== undefined && r.quarantine !== undefined ? checkWorkspace(r.workspace, r.quarantine) : null; // safety: ws-check-on-recover
     registry.end(r.run, "host-lost", bwraps.length > 0 ? `found by its command line and killed (bwrap ${killed.join(", ")})` : "no process left", workspace);

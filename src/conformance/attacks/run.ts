@@ -1,11 +1,11 @@
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { binds, placeholders } from "../../core/sandbox/binds.ts";
+import { binds, mountStubs } from "../../core/sandbox/binds.ts";
 import { bwrapArgv } from "../../core/sandbox/bwrap-argv.ts";
 import { dropToSession } from "../../core/sandbox/identity.ts";
 import { SECCOMP_RULES, seccompArchOf, seccompProgram } from "../../core/sandbox/seccomp.ts";
 import { realFsView } from "../../host/fs-view.ts";
-import { removePlaceholders } from "../../host/placeholders.ts";
+import { removeMountStubs } from "../../host/mount-stubs.ts";
 import { checkWorkspace } from "../../host/workspace-check.ts";
 import type { WorkspaceCheck } from "../../core/workspace/remedy.ts";
 import { runConfined } from "../worlds/sandbox-run.ts";
@@ -18,7 +18,7 @@ import { chownTree, type AttackWorld } from "./world.ts";
  * removed on purpose, then puts the host back as it was. The sandbox is spawned as the launcher
  * spawns it (runConfined → spawnSandbox), as the world's identity.
  */
-export type AttackResult = Outcome & { through: boolean; placeholdersLeft: string[]; check: WorkspaceCheck | null };
+export type AttackResult = Outcome & { through: boolean; stubsLeft: string[]; check: WorkspaceCheck | null };
 
 /** Where the host's end-of-session check puts what it quarantines, in the world's state directory. */
 export const quarantineOf = (w: AttackWorld) => join(w.root, "state/quarantine/r1");
@@ -30,7 +30,7 @@ export async function runAttack(w: AttackWorld, row: AttackRow, removed: readonl
   const spec = removed.includes("no-launch-socket") ? { ...w.spec, mayLaunch: true } : w.spec;
   let p: Planned = { spec, binds: binds(spec, w.facts, fs), argv: [], seccomp: SECCOMP_RULES, cgroups: { pids: true, memory: true }, dropSession: true, runnerNode: w.facts.runnerNode, endCheck: true };
   for (const id of removed) p = layer(id).remove(p, { readableNode: w.readableNode, founderHome: w.stand.founderHome });
-  const planned = placeholders(spec, fs);
+  const planned = mountStubs(spec, fs);
   let argv = bwrapArgv(p.spec, { ...w.facts, runnerNode: p.runnerNode }, p.binds);
   for (const f of p.argv) argv = f(argv);
   // Without the drop a root caller's session is kuid 0, and the launcher would not have handed it
@@ -56,10 +56,10 @@ export async function runAttack(w: AttackWorld, row: AttackRow, removed: readonl
     });
     const outcome: Outcome = { out: r.stdout, status: r.status, signal: r.signal, stderr: r.stderr };
     // What the launcher does when a session ends: the placeholders go, then the host checks the workspace.
-    const left = removePlaceholders(planned).kept;
+    const left = removeMountStubs(planned).kept;
     if (p.endCheck) check = checkWorkspace(w.ws, quarantineOf(w));
     const through = row.through(outcome, w);
-    return { ...outcome, through, placeholdersLeft: left, check };
+    return { ...outcome, through, stubsLeft: left, check };
   } finally {
     putBack(w, check);
     row.teardown?.(w, saved);

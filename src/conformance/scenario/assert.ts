@@ -2,7 +2,7 @@
 // needs is not there. Missing evidence is never a pass. Pure: the runner collects, this decides.
 import { toolCallsIn, toolResultsIn, type ToolCall } from "../stand-ins/model-script/resolve.ts";
 import type { Evidence } from "./evidence.ts";
-import { fillText } from "./placeholders.ts";
+import { fillText } from "./template-vars.ts";
 import type { Assertion, AssertionKind } from "./schema.ts";
 
 export type VerdictKind = "pass" | "fail" | "unobserved";
@@ -106,7 +106,7 @@ function matches(want: Record<string, unknown>, got: Record<string, unknown> | n
   return Object.entries(want).every(([k, v]) => JSON.stringify(got?.[k]) === JSON.stringify(v));
 }
 
-/** Judges one assertion; `values` fills its placeholders. */
+/** Judges one assertion; `values` fills its template variables. */
 export function judge(a: Assertion, ev: Evidence, values: Readonly<Record<string, string>>): Verdict {
   const kind = kindOf(a);
   const raw = (a as Record<string, unknown>)[kind];

@@ -5,12 +5,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { LineCounter, parseDocument, parse as parseYaml, type Document } from "yaml";
 import type { z } from "zod";
-import { MosaicError, isMosaicError } from "../../core/errors.ts";
+import { MosaicError, isMosaicError, type MosaicErrorCode } from "../../core/errors.ts";
 import { formatPath, parseInstance } from "../../core/launch/instance.ts";
 import { heldActions } from "../../core/tools/catalog.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
 import { loadModelScript, type ModelScript } from "../stand-ins/model-script/format.ts";
-import { placeholderProblem, placeholdersIn, SCENARIO_PLACEHOLDERS, type PlaceholderName } from "./placeholders.ts";
+import { templateVarProblem, templateVarsIn, TEMPLATE_VARS, type TemplateVar } from "./template-vars.ts";
 import {
   ASSERTION_KINDS,
   InlineInstanceSchema,
@@ -70,7 +70,7 @@ export class ScenarioError extends MosaicError {
   readonly line: number | null;
   /** The message without the field and the place. */
   readonly detail: string;
-  constructor(code: string, field: string, detail: string, file: string, line: number | null) {
+  constructor(code: MosaicErrorCode, field: string, detail: string, file: string, line: number | null) {
     super(code, field, `${detail} (${file}${line === null ? "" : `:${line}`})`);
     this.name = "ScenarioError";
     this.file = file;
@@ -115,7 +115,7 @@ class Checker {
     this.lc = lc;
   }
 
-  fail(path: Path, detail: string, code = "bad-scenario"): never {
+  fail(path: Path, detail: string, code: MosaicErrorCode = "bad-scenario"): never {
     throw new ScenarioError(code, formatPath(path), detail, this.file, lineOf(this.doc, this.lc, path));
   }
 
@@ -132,7 +132,7 @@ class Checker {
   }
 }
 
-/** Every string in a value with its path, where placeholders may stand. */
+/** Every string in a value with its path, where template variables may stand. */
 function* stringsOf(value: unknown, at: Path): Generator<[string, Path]> {
   if (typeof value === "string") yield [value, at];
   else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield* stringsOf(v, [...at, i]);
@@ -228,29 +228,29 @@ function checkTogether(c: Checker, s: Scenario): void {
   }
 }
 
-/** The keys of the file tables (workspace.files, workspace.links, run_files): paths, which may hold placeholders too. */
+/** The keys of the file tables (workspace.files, workspace.links, run_files): paths, which may hold template variables too. */
 function keysOf(value: unknown, at: Path): Array<[string, Path]> {
   const tables: Array<[unknown, Path]> = at[0] === "workspace" ? [[(value as Record<string, unknown> | undefined)?.files, [...at, "files"]], [(value as Record<string, unknown> | undefined)?.links, [...at, "links"]]] : at[0] === "run_files" ? [[value, at]] : [];
   return tables.flatMap(([t, p]) => (typeof t === "object" && t !== null ? Object.keys(t).map((k): [string, Path] => [k, [...p, k]]) : []));
 }
 
-/** The placeholders in one part of the scenario; `assertions` names where an assertion list starts, for the file_* rule. */
+/** The template variables in one part of the scenario; `assertions` names where an assertion list starts, for the file_* rule. */
 function checkStrings(c: Checker, value: unknown, at: Path, where: "model" | "assertions" | "other"): void {
   for (const [s, p] of [...stringsOf(value, at), ...keysOf(value, at)]) {
-    for (const name of placeholdersIn(s)) {
-      const problem = placeholderProblem(name, where);
-      if (problem !== null) c.fail(p, problem, "bad-placeholder");
+    for (const name of templateVarsIn(s)) {
+      const problem = templateVarProblem(name, where);
+      if (problem !== null) c.fail(p, problem, "bad-template-var");
     }
-    // p is [...at, index, kind, ...]: a file_* assertion's path starts at a path placeholder or /.
+    // p is [...at, index, kind, ...]: a file_* assertion's path starts at a path template variable or /.
     if (where === "assertions" && p.length >= at.length + 2 && /^file_/.test(String(p[at.length + 1]))) {
       const first = /^\{\{([^{}]*)\}\}/.exec(s)?.[1];
-      if (first !== undefined && !SCENARIO_PLACEHOLDERS[first as PlaceholderName]?.path) c.fail(p, `{{${first}}} is not a path; a host file starts with / or a path placeholder`);
+      if (first !== undefined && !TEMPLATE_VARS[first as TemplateVar]?.path) c.fail(p, `{{${first}}} is not a path; a host file starts with / or a path template variable`);
     }
   }
 }
 
-/** Every placeholder in the scenario stands where the runner fills it. */
-function checkPlaceholders(c: Checker, raw: Record<string, unknown>): void {
+/** Every template variable in the scenario stands where the runner fills it. */
+function checkTemplateVars(c: Checker, raw: Record<string, unknown>): void {
   for (const [key, where] of [["model", "model"], ["workspace", "other"], ["run_files", "other"], ["messages", "other"], ["assertions", "assertions"]] as const) checkStrings(c, raw[key], [key], where);
   const launches = Array.isArray(raw.launches) ? (raw.launches as unknown[]) : [];
   for (const [i, l] of launches.entries()) {
@@ -279,7 +279,7 @@ export function parseScenario(text: string, file: string, opts: LoadOptions = {}
   if (outer.name !== stem) c.fail(["name"], `the name is ${outer.name}, the file is ${stem}.yaml: one scenario per file, named alike`);
   const instancesDir = opts.instancesDir ?? INSTANCES_DIR;
   const main = loadSession(c, r, [], instancesDir);
-  checkPlaceholders(c, r);
+  checkTemplateVars(c, r);
   const assertions = (r.assertions as unknown[]).map((a, i) => loadAssertion(c, a, ["assertions", i]));
   const launches = (outer.launches ?? []).map((raw, i): LaunchedSession => {
     const at = ["launches", i];

@@ -15,7 +15,7 @@ import { judge, kindOf, labelOf, type Verdict, type VerdictKind } from "./assert
 import type { Evidence } from "./evidence.ts";
 import { startLaunchService, type LaunchService } from "./launch-service.ts";
 import type { LaunchedSession, Scenario } from "./load.ts";
-import { fillText } from "./placeholders.ts";
+import { fillText } from "./template-vars.ts";
 import type { Assertion } from "./schema.ts";
 import { startSessionRun, valuesOf, type SessionEvidence, type SessionRun, type Values } from "./session-run.ts";
 

@@ -46,8 +46,8 @@ const NAME = /^[a-z0-9][a-z0-9-]*$/;
 // Anthropic's rule for tool names; the same as the model script's.
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
-const Needle = z.string().min(1, "an empty string is in everything: the assertion could never fail").describe("text to look for; may hold placeholders");
-const HostPath = z.string().min(1).refine((s) => s.startsWith("/") || s.startsWith("{{"), "an absolute host path, or one that starts with a path placeholder such as {{workspace}}").describe("a host path; may start with a path placeholder");
+const Needle = z.string().min(1, "an empty string is in everything: the assertion could never fail").describe("text to look for; may hold template variables");
+const HostPath = z.string().min(1).refine((s) => s.startsWith("/") || s.startsWith("{{"), "an absolute host path, or one that starts with a path template variable such as {{workspace}}").describe("a host path; may start with a path template variable");
 const Verb = z.enum([...VERBS.keys()] as [string, ...string[]], { error: `a broker verb: ${[...VERBS.keys()].join(", ")}` });
 const RelPath = z
   .string()
@@ -72,7 +72,7 @@ export const ASSERTION_KINDS = {
   broker_not_called: { value: z.strictObject({ verb: Verb }), what: "the stand-in broker read no call of this verb from this session, answered or not" },
   path_blocked: {
     value: z.strictObject({
-      path: Needle.describe("the path argument exactly as the model sent it; may hold placeholders"),
+      path: Needle.describe("the path argument exactly as the model sent it; may hold template variables"),
       tool: z.string().regex(TOOL_NAME).optional().describe("the tool called, when only that tool's calls count"),
       reason: Needle.optional().describe("text the blocked call's result holds; `mosaic gate:` by default, the gate's own prefix"),
     }),

@@ -11,20 +11,20 @@ import { egressLogPath } from "../../host/model-proxy.ts";
 import type { Session } from "../../host/launcher.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
 import { claudeProjectSlug } from "../baselines/memory-probe.ts";
-import { fillPlaceholders } from "../stand-ins/model-script/format.ts";
+import { fillTemplateVars } from "../stand-ins/model-script/format.ts";
 import { waitClaimed, type RuntimeWorld } from "../worlds/runtime-world.ts";
 import { prepareLaunch, start } from "../../host/launcher.ts";
 import { startScriptedApi, type ScriptedApi } from "../stand-ins/scripted-api.ts";
 import type { Evidence } from "./evidence.ts";
 import { applyBreak, applyFault } from "./knobs.ts";
 import type { LaunchedSession } from "./load.ts";
-import { SCENARIO_PLACEHOLDERS, type PlaceholderName } from "./placeholders.ts";
+import { TEMPLATE_VARS, type TemplateVar } from "./template-vars.ts";
 
 const MESSAGE_TIMEOUT_MS = 90_000;
 
-export type Values = Record<PlaceholderName, string>;
+export type Values = Record<TemplateVar, string>;
 
-/** A session's placeholder values, every name of SCENARIO_PLACEHOLDERS. */
+/** A session's template variable values, every name of TEMPLATE_VARS. */
 export function valuesOf(w: RuntimeWorld, at: { workspace: string; run: string; mainWorkspace: string; mainRun: string }, extra: { trapPort: number | null; canary: string }): Values {
   const home = join(at.run, "home");
   return {
@@ -97,8 +97,8 @@ export async function startSessionRun(st: SessionSetup): Promise<SessionRun> {
   };
   try {
     // The fake harness gets a scripted API with no turns too: a model call from its shell is a recorded failure, never a call to the public API.
-    const scriptValues = Object.fromEntries(Object.entries(values).filter(([k]) => !SCENARIO_PLACEHOLDERS[k as PlaceholderName].assertionsOnly));
-    api = await startScriptedApi({ ...(spec.model !== null ? { script: fillPlaceholders(spec.model, scriptValues) } : {}), onFailure: (f) => st.event("model-failure", f) });
+    const scriptValues = Object.fromEntries(Object.entries(values).filter(([k]) => !TEMPLATE_VARS[k as TemplateVar].assertionsOnly));
+    api = await startScriptedApi({ ...(spec.model !== null ? { script: fillTemplateVars(spec.model, scriptValues) } : {}), onFailure: (f) => st.event("model-failure", f) });
     st.event("model-up", { url: api.url, turns: spec.model?.turns.length ?? 0 });
     const req = w.request(instance, {
       adapter: spec.harness === "fake" ? w.request(instance).adapter! : { kind: "harness" },

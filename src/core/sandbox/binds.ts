@@ -2,7 +2,7 @@ import type { FsView } from "../gate/fs-view.ts";
 import { isWithin } from "../paths.ts";
 import { runSockets } from "../runner/run-paths.ts";
 import { SESSION_LIMITS } from "./limits.ts";
-import { protectedBinds, type Placeholder } from "./protected.ts";
+import { protectedBinds, type MountStub } from "./protected.ts";
 import { TOP_LINKS, type Bind, type BindRow, type HostFacts, type SandboxSpec } from "./types.ts";
 import { validateSpec } from "./validate.ts";
 
@@ -123,8 +123,8 @@ export function binds(spec: SandboxSpec, facts: HostFacts, fs: FsView): Bind[] {
 }
 
 /** The mount points bwrap will create in the host's workspace; the launcher removes them afterwards. */
-export function placeholders(spec: SandboxSpec, fs: FsView): Placeholder[] {
-  return protectedBinds(spec.workspace, fs).placeholders;
+export function mountStubs(spec: SandboxSpec, fs: FsView): MountStub[] {
+  return protectedBinds(spec.workspace, fs).mountStubs;
 }
 
 /** The rows every sandbox has whatever the spec: the system's files, /dev and /proc. */

@@ -82,23 +82,23 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
 ];
 
 /** A mount point bwrap creates on the host for a protected path that did not exist. */
-export interface Placeholder {
+export interface MountStub {
   path: string;
   kind: Kind;
 }
 
 /**
- * The binds that protect the workspace's code-that-runs-later, in mount order, and the placeholders
+ * The binds that protect the workspace's code-that-runs-later, in mount order, and the mount stubs
  * bwrap will create on the host for missing paths (the launcher removes them when the session
  * ends, if they are still empty). A protected path that is a link is refused: a bind would land
  * on its target, and the link itself could be replaced.
  */
-export function protectedBinds(workspace: string, fs: FsView): { binds: Array<Omit<Bind, "why" | "row"> & { why: string }>; placeholders: Placeholder[] } {
+export function protectedBinds(workspace: string, fs: FsView): { binds: Array<Omit<Bind, "why" | "row"> & { why: string }>; mountStubs: MountStub[] } {
   const binds: Array<Omit<Bind, "why" | "row"> & { why: string }> = [];
-  const placeholders: Placeholder[] = [];
+  const mountStubs: MountStub[] = [];
   const covered: string[] = [];
   for (const row of PROTECTED_PATHS) {
-    // Under a placeholder or a read-only parent there is nothing more to protect.
+    // Under a mount stub or a read-only parent there is nothing more to protect.
     if (covered.some((c) => row.path.startsWith(c + "/"))) continue;
     const p = `${workspace}/${row.path}`;
     const e = fs.lstat(p);
@@ -111,7 +111,7 @@ export function protectedBinds(workspace: string, fs: FsView): { binds: Array<Om
       binds.push(standIn === "empty-dir"
         ? { source: null, inside: p, mode: "ro-empty", why: `absent, kept absent: ${row.why}` }
         : { source: "/dev/null", inside: p, mode: "ro", why: `absent, kept absent: ${row.why}` });
-      placeholders.push({ path: p, kind: standIn === "empty-dir" ? "dir" : "file" });
+      mountStubs.push({ path: p, kind: standIn === "empty-dir" ? "dir" : "file" });
       covered.push(row.path);
       continue;
     }
@@ -120,5 +120,5 @@ export function protectedBinds(workspace: string, fs: FsView): { binds: Array<Om
     binds.push({ source: p, inside: p, mode: writable ? "rw" : "ro", why: row.why }); // safety: protected-writable
     if (!writable) covered.push(row.path);
   }
-  return { binds, placeholders };
+  return { binds, mountStubs };
 }

@@ -3,11 +3,11 @@ import { MODEL_PORT } from "../network/egress.ts";
 import type { FsView } from "../gate/fs-view.ts";
 import type { LaunchPlan } from "../launch/decide-launch.ts";
 import type { ResolvedInstance } from "../launch/instance.ts";
-import { binds, placeholders } from "../sandbox/binds.ts";
+import { binds, mountStubs } from "../sandbox/binds.ts";
 import { bwrapArgv } from "../sandbox/bwrap-argv.ts";
 import { dropToSession } from "../sandbox/identity.ts";
 import { TOOL_SOCKET_FD, runSockets } from "../runner/run-paths.ts";
-import type { Placeholder } from "../sandbox/protected.ts";
+import type { MountStub } from "../sandbox/protected.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../sandbox/types.ts";
 import { RUNNER_DEFAULTS, SESSION_FILE_VERSION, type SessionFile } from "../runner/session-file.ts";
 import { planRunnerBounds } from "../runner/bounds.ts";
@@ -51,7 +51,7 @@ export interface SessionPlan {
   /** bwrap's command line; the launcher runs it behind sessionCommand()'s drop to the session's identity. */
   argv: string[];
   /** The mount points bwrap will make in the workspace; the launcher removes them afterwards. */
-  placeholders: Placeholder[];
+  mountStubs: MountStub[];
   sessionFile: SessionFile;
   /** The environment bwrap (and so the runner) starts with. */
   env: Record<string, string>;
@@ -126,5 +126,5 @@ export function planSession(inp: SessionInputs): SessionPlan {
     toolSocket: { path: runSockets(inp.runDir).tools, fd: TOOL_SOCKET_FD },
     bounds: planRunnerBounds(fake !== null ? { kind: "exit" } : plan.turnEnd),
   };
-  return { spec, binds: table, argv: bwrapArgv(spec, inp.facts, table), placeholders: placeholders(spec, inp.fs), sessionFile, env: sessionEnv(inp.hostEnv) };
+  return { spec, binds: table, argv: bwrapArgv(spec, inp.facts, table), mountStubs: mountStubs(spec, inp.fs), sessionFile, env: sessionEnv(inp.hostEnv) };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MosaicError } from "../../../core/errors.ts";
+import { MosaicError, type MosaicErrorCode } from "../../../core/errors.ts";
 import { formatPath } from "../../../core/launch/instance.ts";
 
 /**
@@ -27,14 +27,14 @@ export const REPLY_KINDS = {
   when_tool_result_contains: "a branch on what a tool result said: then if one of this request's results contains the string, else otherwise",
 } as const;
 
-/** Placeholders filled per request from its body, only inside text_from_tool_results.template. */
-export const REQUEST_PLACEHOLDERS = {
+/** Template variables filled per request from its body, only inside text_from_tool_results.template. */
+export const REQUEST_TEMPLATE_VARS = {
   last_tool_result: "the text of the last tool result in the request's last message",
   tool_results: "the texts of every tool result in the request's last message, one per line",
 } as const;
 
-const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
-const PLACEHOLDER_NAME = /^[a-z][a-z0-9_]*$/;
+const TEMPLATE_VAR = /\{\{([^{}]*)\}\}/g;
+const TEMPLATE_VAR_NAME = /^[a-z][a-z0-9_]*$/;
 // Anthropic's rule for tool names; Claude Code's MCP names (mcp__mosaic__read) fit it.
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -46,7 +46,7 @@ const Template = z.strictObject({ template: z.string().min(1) });
 const Text = z.string().min(1, "empty text: both CLIs need something to show");
 const Needle = z.string().min(1, "an empty string is in every result: a branch that never branches");
 
-function fail(field: string, message: string, source: string, code = "bad-script"): never {
+function fail(field: string, message: string, source: string, code: MosaicErrorCode = "bad-script"): never {
   throw new MosaicError(code, field, `${message} (${source})`);
 }
 
@@ -96,7 +96,7 @@ function parseReply(value: unknown, at: readonly PropertyKey[], source: string):
   }
 }
 
-/** Every string a reply holds, with its path: where placeholders may stand. */
+/** Every string a reply holds, with its path: where template variables may stand. */
 function* stringsOf(value: unknown, at: readonly PropertyKey[]): Generator<[string, readonly PropertyKey[]]> {
   if (typeof value === "string") yield [value, at];
   else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield* stringsOf(v, [...at, i]);
@@ -105,15 +105,15 @@ function* stringsOf(value: unknown, at: readonly PropertyKey[]): Generator<[stri
 
 const isTemplate = (at: readonly PropertyKey[]) => at.at(-1) === "template" && at.at(-2) === "text_from_tool_results";
 
-/** Rejects a `{{` that is not a well-formed placeholder, and a request placeholder outside a template. */
-function checkPlaceholders(turns: readonly Reply[], source: string): void {
+/** Rejects a `{{` that is not a well-formed template variable, and a request template variable outside a template. */
+function checkTemplateVars(turns: readonly Reply[], source: string): void {
   for (const [s, at] of stringsOf(turns, ["turns"])) {
-    for (const m of s.matchAll(PLACEHOLDER)) {
+    for (const m of s.matchAll(TEMPLATE_VAR)) {
       const name = m[1]!;
-      if (!PLACEHOLDER_NAME.test(name)) fail(formatPath(at), `{{${name}}} is not a placeholder: lower-case letters, digits and _ between {{ and }}`, source, "bad-placeholder");
-      if (Object.hasOwn(REQUEST_PLACEHOLDERS, name) && !isTemplate(at)) fail(formatPath(at), `{{${name}}} is filled per request, so only text_from_tool_results.template may hold it`, source, "bad-placeholder");
+      if (!TEMPLATE_VAR_NAME.test(name)) fail(formatPath(at), `{{${name}}} is not a template variable: lower-case letters, digits and _ between {{ and }}`, source, "bad-template-var");
+      if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name) && !isTemplate(at)) fail(formatPath(at), `{{${name}}} is filled per request, so only text_from_tool_results.template may hold it`, source, "bad-template-var");
     }
-    if (s.replace(PLACEHOLDER, "").includes("{{")) fail(formatPath(at), "an unclosed {{", source, "bad-placeholder");
+    if (s.replace(TEMPLATE_VAR, "").includes("{{")) fail(formatPath(at), "an unclosed {{", source, "bad-template-var");
   }
 }
 
@@ -125,26 +125,26 @@ export function loadModelScript(doc: unknown, opts: { source: string }): ModelSc
   const { source } = opts;
   const top = check(z.strictObject({ turns: z.array(z.unknown(), { error: "a list of replies" }).min(1, "a script needs at least one turn") }, { error: "a script is an object {turns: [...]}" }), doc, [], source);
   const turns = top.turns.map((t, i) => parseReply(t, ["turns", i], source));
-  checkPlaceholders(turns, source);
+  checkTemplateVars(turns, source);
   return { turns, source };
 }
 
 /**
- * Fills the run's placeholders (`{{workspace}}`, `{{run}}`, ...) from an explicit map. A
- * placeholder the map lacks is an error naming it and its field; request placeholders inside
+ * Fills the run's template variables (`{{workspace}}`, `{{run}}`, ...) from an explicit map. A
+ * template variable the map lacks is an error naming it and its field; request template variables inside
  * templates are left for the request.
  */
-export function fillPlaceholders(script: ModelScript, values: Readonly<Record<string, string>>): ModelScript {
+export function fillTemplateVars(script: ModelScript, values: Readonly<Record<string, string>>): ModelScript {
   for (const name of Object.keys(values)) {
-    if (Object.hasOwn(REQUEST_PLACEHOLDERS, name)) fail("(values)", `{{${name}}} is filled per request; a run cannot set it`, script.source, "bad-placeholder");
+    if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name)) fail("(values)", `{{${name}}} is filled per request; a run cannot set it`, script.source, "bad-template-var");
   }
   const known = Object.keys(values).sort().join(", ") || "none";
   const fill = (value: unknown, at: readonly PropertyKey[]): unknown => {
     if (typeof value === "string") {
-      return value.replace(PLACEHOLDER, (whole, name: string) => {
+      return value.replace(TEMPLATE_VAR, (whole, name: string) => {
         if (Object.hasOwn(values, name)) return values[name]!;
-        if (Object.hasOwn(REQUEST_PLACEHOLDERS, name) && isTemplate(at)) return whole;
-        return fail(formatPath(at), `{{${name}}} is not a placeholder this run fills (${known})`, script.source, "unknown-placeholder");
+        if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name) && isTemplate(at)) return whole;
+        return fail(formatPath(at), `{{${name}}} is not a template variable this run fills (${known})`, script.source, "unknown-template-var");
       });
     }
     if (Array.isArray(value)) return value.map((v, i) => fill(v, [...at, i]));
@@ -154,11 +154,11 @@ export function fillPlaceholders(script: ModelScript, values: Readonly<Record<st
   return { source: script.source, turns: script.turns.map((t, i) => fill(t, ["turns", i]) as Reply) };
 }
 
-/** The run placeholders still in a script, with their fields: a script served with one left would send `{{workspace}}` to a tool. */
-export function unfilledPlaceholders(script: ModelScript): Array<{ field: string; name: string }> {
+/** The run template variables still in a script, with their fields: a script served with one left would send `{{workspace}}` to a tool. */
+export function unfilledTemplateVars(script: ModelScript): Array<{ field: string; name: string }> {
   const out: Array<{ field: string; name: string }> = [];
   for (const [s, at] of stringsOf(script.turns, ["turns"])) {
-    for (const m of s.matchAll(PLACEHOLDER)) if (!(Object.hasOwn(REQUEST_PLACEHOLDERS, m[1]!) && isTemplate(at))) out.push({ field: formatPath(at), name: m[1]! });
+    for (const m of s.matchAll(TEMPLATE_VAR)) if (!(Object.hasOwn(REQUEST_TEMPLATE_VARS, m[1]!) && isTemplate(at))) out.push({ field: formatPath(at), name: m[1]! });
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { getResponse, http, HttpResponse, type RequestHandler } from "msw";
 import { MosaicError } from "../../../core/errors.ts";
-import { unfilledPlaceholders, type ModelScript } from "./format.ts";
+import { unfilledTemplateVars, type ModelScript } from "./format.ts";
 import type { ScriptRecorder } from "./record.ts";
 import { resolveReply } from "./resolve.ts";
 import { sseEvents, sseStream } from "./sse.ts";
@@ -29,8 +29,8 @@ const reason = (e: unknown) => (e instanceof Error ? e.message : String(e));
  * failure. A turn that throws answers a recorded 500.
  */
 export function handlersFor(script: ModelScript, recorder: ScriptRecorder): RequestHandler[] {
-  const left = unfilledPlaceholders(script)[0];
-  if (left) throw new MosaicError("unfilled-placeholder", left.field, `{{${left.name}}} was never filled: pass the run's values to fillPlaceholders() (${script.source})`);
+  const left = unfilledTemplateVars(script)[0];
+  if (left) throw new MosaicError("unfilled-template-var", left.field, `{{${left.name}}} was never filled: pass the run's values to fillTemplateVars() (${script.source})`);
   const turns = script.turns.map((reply, turn) => {
     const h = http.post(
       "*/v1/messages",

@@ -1,12 +1,12 @@
 import { lstatSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
-import type { Placeholder } from "../core/sandbox/protected.ts";
+import type { MountStub } from "../core/sandbox/protected.ts";
 
 /**
  * Removes the mount points bwrap made in the host's workspace for protected paths that did not
  * exist, once the session is gone. Only what is still an empty file or directory of the planned
  * kind goes; anything else is left and reported, so nothing the host put there is ever lost.
  */
-export function removePlaceholders(list: readonly Placeholder[]): { removed: string[]; kept: string[] } {
+export function removeMountStubs(list: readonly MountStub[]): { removed: string[]; kept: string[] } {
   const removed: string[] = [];
   const kept: string[] = [];
   for (const p of list) {

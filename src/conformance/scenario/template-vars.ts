@@ -1,10 +1,10 @@
-// The run's placeholders a scenario may hold: `{{name}}` in the model script, the messages, the
+// The run's template variables a scenario may hold: `{{name}}` in the model script, the messages, the
 // workspace files and the assertions. The runner fills each from the run it set up; the loader
 // refuses any other name, so a typo is an error at load time, not a tool call that opens
 // `{{worksapce}}`.
-import { REQUEST_PLACEHOLDERS } from "../stand-ins/model-script/format.ts";
+import { REQUEST_TEMPLATE_VARS } from "../stand-ins/model-script/format.ts";
 
-export interface PlaceholderSpec {
+export interface TemplateVarSpec {
   what: string;
   /** Only assertions may name it: a script or file holding it would carry the value itself. */
   assertionsOnly: boolean;
@@ -12,10 +12,10 @@ export interface PlaceholderSpec {
   path: boolean;
 }
 
-const p = (what: string, path = true, assertionsOnly = false): PlaceholderSpec => ({ what, assertionsOnly, path });
+const p = (what: string, path = true, assertionsOnly = false): TemplateVarSpec => ({ what, assertionsOnly, path });
 
-/** Every placeholder the runner fills, and what it stands for. */
-export const SCENARIO_PLACEHOLDERS = {
+/** Every template variable the runner fills, and what it stands for. */
+export const TEMPLATE_VARS = {
   workspace: p("the session's workspace (bound read-write at the same path)"),
   run: p("the session's run directory: bundle/, session.json, turns/, home/, sock/tools.sock"),
   main_workspace: p("the scenario's main session's workspace: for a launched session, its launcher's"),
@@ -35,27 +35,27 @@ export const SCENARIO_PLACEHOLDERS = {
   trap_port: p("the port of the network trap on the host's 127.0.0.1 (network_trap: true)", false),
   secret: p("the stand-in value every stand-in file carries", false, true),
   canary: p("the host's model credential, which only the proxy outside the sandbox holds", false, true),
-} as const satisfies Record<string, PlaceholderSpec>;
+} as const satisfies Record<string, TemplateVarSpec>;
 
-export type PlaceholderName = keyof typeof SCENARIO_PLACEHOLDERS;
-export type PlaceholderValues = Readonly<Record<PlaceholderName, string>>;
+export type TemplateVar = keyof typeof TEMPLATE_VARS;
+export type TemplateVarValues = Readonly<Record<TemplateVar, string>>;
 
-const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
+const TEMPLATE_VAR = /\{\{([^{}]*)\}\}/g;
 
 /** The `{{name}}`s in one string, in order. */
-export function placeholdersIn(s: string): string[] {
-  return [...s.matchAll(PLACEHOLDER)].map((m) => m[1]!);
+export function templateVarsIn(s: string): string[] {
+  return [...s.matchAll(TEMPLATE_VAR)].map((m) => m[1]!);
 }
 
-/** Why a placeholder may not stand here, or null. `where`: the part of the scenario the string is in. */
-export function placeholderProblem(name: string, where: "model" | "assertions" | "other"): string | null {
-  if (Object.hasOwn(REQUEST_PLACEHOLDERS, name)) return where === "model" ? null : `{{${name}}} is filled per request, only inside a model template`;
-  if (!Object.hasOwn(SCENARIO_PLACEHOLDERS, name)) return `{{${name}}} is not a placeholder the runner fills (${Object.keys(SCENARIO_PLACEHOLDERS).join(", ")})`;
-  if (SCENARIO_PLACEHOLDERS[name as PlaceholderName].assertionsOnly && where !== "assertions") return `{{${name}}} may stand only in assertions: a script or file holding it would carry the value itself`;
+/** Why a template variable may not stand here, or null. `where`: the part of the scenario the string is in. */
+export function templateVarProblem(name: string, where: "model" | "assertions" | "other"): string | null {
+  if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name)) return where === "model" ? null : `{{${name}}} is filled per request, only inside a model template`;
+  if (!Object.hasOwn(TEMPLATE_VARS, name)) return `{{${name}}} is not a template variable the runner fills (${Object.keys(TEMPLATE_VARS).join(", ")})`;
+  if (TEMPLATE_VARS[name as TemplateVar].assertionsOnly && where !== "assertions") return `{{${name}}} may stand only in assertions: a script or file holding it would carry the value itself`;
   return null;
 }
 
 /** Fills `{{name}}` from the run's values; the loader has already refused an unknown name. */
 export function fillText(s: string, values: Readonly<Record<string, string>>): string {
-  return s.replace(PLACEHOLDER, (whole, n: string) => values[n] ?? whole);
+  return s.replace(TEMPLATE_VAR, (whole, n: string) => values[n] ?? whole);
 }
