@@ -1,9 +1,10 @@
 // The network trap and canaries every live test and scenario uses (src/conformance/traps/): a trap
 // that did not count a connection would make every "nothing got out" assertion pass for nothing.
+import { spawnSync } from "node:child_process";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeCanary } from "../src/conformance/traps/canary.ts";
+import { canaryPattern, makeCanary } from "../src/conformance/traps/canary.ts";
 import { startTrap } from "../src/conformance/traps/listener.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 
@@ -43,5 +44,15 @@ describe("network traps", () => {
     const a = makeCanary("stand-in-real-key");
     expect(a).toMatch(/^stand-in-real-key-[0-9a-f-]{36}$/);
     expect(makeCanary("stand-in-real-key")).not.toBe(a);
+  });
+
+  it("a canary's search pattern finds every canary of its label, in grep and in Perl, and no other", () => {
+    const a = makeCanary("mosaic-cap");
+    const pattern = canaryPattern("mosaic-cap");
+    const haystack = `noise ${a} mosaic-cap-1234-abcdefgh ${makeCanary("mosaic-cat")} end`;
+    const grep = spawnSync("grep", ["-oE", pattern], { input: haystack, encoding: "utf8" });
+    expect(grep.stdout.trim().split("\n")).toEqual([a]);
+    const perl = spawnSync("perl", ["-ne", `print "$1\\n" while /(${pattern})/g`], { input: haystack, encoding: "utf8" });
+    expect(perl.stdout.trim().split("\n")).toEqual([a]);
   });
 });

@@ -7,7 +7,9 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "
 import { join } from "node:path";
 import { SESSION_LIMITS } from "../../core/sandbox/limits.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
+import { canaryPattern } from "../traps/canary.ts";
 import { gitRows } from "./git-rows.ts";
+import { CAPABILITY_LABEL } from "./world.ts";
 import type { AttackWorld, Identity } from "./world.ts";
 
 export type Outcome = { out: string; status: number | null; signal: string | null; stderr: string };
@@ -228,7 +230,7 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "ptrace",
     what: "the runner's memory cannot be read through /proc/1/mem, so its capability stays its own",
     layers: ["runner-node"],
-    script: () => `perl -e 'open(my $m, "<", "/proc/1/maps") or do { print "MAPS-DENIED\\n"; exit 0 }; open(my $f, "<:raw", "/proc/1/mem") or do { print "MEM-DENIED\\n"; exit 0 }; while (<$m>) { next unless /^([0-9a-f]+)-([0-9a-f]+) r/; my ($a, $b) = (hex $1, hex $2); next if $b - $a > 256 * 1048576; seek($f, $a, 0) or next; my $buf; my $n = sysread($f, $buf, $b - $a); next unless $n; while ($buf =~ /(mosaic-cap-[0-9]+-[a-z0-9]{8})/g) { print "FOUND $1\\n" } }'`,
+    script: () => `perl -e 'open(my $m, "<", "/proc/1/maps") or do { print "MAPS-DENIED\\n"; exit 0 }; open(my $f, "<:raw", "/proc/1/mem") or do { print "MEM-DENIED\\n"; exit 0 }; while (<$m>) { next unless /^([0-9a-f]+)-([0-9a-f]+) r/; my ($a, $b) = (hex $1, hex $2); next if $b - $a > 256 * 1048576; seek($f, $a, 0) or next; my $buf; my $n = sysread($f, $buf, $b - $a); next unless $n; while ($buf =~ /(${canaryPattern(CAPABILITY_LABEL)})/g) { print "FOUND $1\\n" } }'`,
     through: (r, w) => r.out.includes(`FOUND ${w.capability}`),
   },
   {

@@ -18,6 +18,8 @@ export type Identity = "root" | "user";
 
 /** The unprivileged uid the user arm runs as when the tests run as root. */
 export const USER_UID = 65534;
+/** The label of the capability canary pid 1 holds; a memory-reading attack searches for it by canaryPattern. */
+export const CAPABILITY_LABEL = "mosaic-cap";
 
 export const ATTACK_BASE = "/var/tmp/mosaic-attacks";
 
@@ -34,7 +36,7 @@ export interface AttackWorld {
   otherWs: string;
   run: string;
   stand: StandIns;
-  /** The capability canary pid 1 holds in memory; no script is ever told it. */
+  /** The capability canary pid 1 holds in memory; no script is ever told it (scripts search by CAPABILITY_LABEL). */
   capability: string;
   /** A canary in pid 1's environment. */
   envCanary: string;
@@ -160,7 +162,7 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
   };
   const envCanary = makeCanary("env-canary");
   return {
-    identity, uid, session, data, root, ws, otherWs, run, stand, capability: makeCanary("mosaic-cap"), envCanary,
+    identity, uid, session, data, root, ws, otherWs, run, stand, capability: makeCanary(CAPABILITY_LABEL), envCanary,
     neighbor: { pid: neighbor.pid!, canary: neighborCanary },
     launchSocket, brokerSocket, connections, spec, facts, readableNode,
     traps: { tcpPort: tcpTrap.port!, abstract },
