@@ -3,6 +3,8 @@ import type { FsView } from "../src/core/gate/fs-view.ts";
 import { binds } from "../src/core/sandbox/binds.ts";
 import { parseSandboxSpec } from "../src/core/sandbox/spec-schema.ts";
 import { MosaicError } from "../src/core/errors.ts";
+import { MAX_SOCKET_PATH_BYTES } from "../src/core/paths.ts";
+import { runSockets } from "../src/core/runner/run-paths.ts";
 import type { SandboxSpec } from "../src/core/sandbox/types.ts";
 import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
@@ -36,6 +38,8 @@ const BAD: ReadonlyArray<[name: string, patch: Partial<Record<keyof SandboxSpec,
   ["workspace is the host HOME", { workspace: "/home/founder" }, "workspace", "contains-home"],
   ["run dir holds the host HOME", { runDir: "/home" }, "runDir", "contains-home"],
   ["runner not among the runner files", { runner: "/srv/mosaic/src/other.ts" }, "runner", "runner-not-bound"],
+  ["run dir whose sockets would pass 107 bytes", { runDir: `/srv/mosaic-data/runs/${"r".repeat(70)}` }, "runDir", "socket-path-too-long"],
+  ["broker socket of 108 bytes", { brokerSocket: `/srv/${"b".repeat(98)}.sock` }, "brokerSocket", "socket-path-too-long"],
 ];
 
 function attempt(spec: SandboxSpec): MosaicError {
@@ -61,6 +65,21 @@ describe("a bad spec gets a typed error naming the field, and no binds", () => {
       return `${name} → ${e.code}: ${e.message}`;
     });
     await matchGolden("sandbox", "spec-errors", "txt", "bad sandbox specs and the error each gets", lines.join("\n"));
+  });
+});
+
+describe("socket paths at the kernel's limit", () => {
+  it("a run dir whose tools.sock is exactly 107 bytes plans; one byte more is refused", () => {
+    const runDir = (n: number) => `/srv/mosaic-data/runs/${"r".repeat(n - "/srv/mosaic-data/runs//sock/tools.sock".length)}`;
+    const fits = { ...good, runDir: runDir(MAX_SOCKET_PATH_BYTES) };
+    expect(runSockets(fits.runDir).tools.length).toBe(MAX_SOCKET_PATH_BYTES);
+    expect(binds(fits, facts, fixtureWorkspaceView(fits)).length, "107 bytes fits").toBeGreaterThan(0);
+    expect(attempt({ ...good, runDir: runDir(MAX_SOCKET_PATH_BYTES + 1) })).toMatchObject({ code: "socket-path-too-long", field: "runDir" });
+  });
+  it("bytes, not characters: a run dir of multi-byte names is measured in UTF-8", () => {
+    const runDir = `/srv/mosaic-data/runs/${"é".repeat(40)}`;
+    expect(runSockets(runDir).tools.length, "under 107 characters").toBeLessThan(MAX_SOCKET_PATH_BYTES);
+    expect(attempt({ ...good, runDir })).toMatchObject({ code: "socket-path-too-long", field: "runDir" });
   });
 });
 

@@ -21,6 +21,13 @@ export function isWithin(child: string, parent: string): boolean {
   return child === parent || child.startsWith(parent + "/");
 }
 
+/** The kernel's sun_path holds 108 bytes with its terminating NUL: a longer socket path is cut short, or refused. */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+export function socketPathFits(p: string): boolean {
+  return new TextEncoder().encode(p).length <= MAX_SOCKET_PATH_BYTES;
+}
+
 export function hasControlChar(p: string): boolean {
   return p.includes("\n") || p.includes("\0") || p.includes("\r");
 }

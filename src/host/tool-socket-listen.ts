@@ -1,5 +1,6 @@
-import { chmodSync, chownSync, renameSync } from "node:fs";
+import { chmodSync, chownSync, renameSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { dirname, join } from "node:path";
 import type { SessionIdentity } from "../core/sandbox/types.ts";
 
 export interface HeldSocket {
@@ -16,7 +17,9 @@ export interface HeldSocket {
  * closes, and the host closes its copy as soon as the sandbox has one.
  */
 export function holdToolSocket(path: string, owner: SessionIdentity | null): HeldSocket {
-  const tmp = `${path}.${process.pid}.tmp`;
+  // No longer than the final name, so a path validateSpec passed fits as the temporary one too.
+  const tmp = join(dirname(path), ".t");
+  rmSync(tmp, { force: true });
   const server = createServer();
   // The handler never runs: nothing can connect before the sandbox starts, and the host's copy is
   // closed in the same tick as the spawn.

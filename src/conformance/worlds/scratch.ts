@@ -2,6 +2,12 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../golden/golden.ts";
 
+/**
+ * The longest scratch base kept in the checkout. It leaves 75 of a socket path's 107 bytes for a
+ * world's `<label>-XXXXXX/data/runs/<run>/sock/tools.sock`, with run names of up to 20 bytes.
+ */
+const MAX_SCRATCH_BASE = 32;
+
 let failed = false;
 
 /** Set by the live tier's setup file when a test of this file failed: its scratch roots stay for CI to upload. */
@@ -36,5 +42,5 @@ export function makeScratch(label: string): { root: string; remove: () => void }
 export function scratchBase(repoRoot = REPO_ROOT): string {
   const inRepo = join(repoRoot, ".scratch", "live");
   const underTmp = repoRoot === "/tmp" || repoRoot.startsWith("/tmp/");
-  return underTmp || inRepo.length > 48 ? "/var/tmp/mosaic-harness-scratch" : inRepo;
+  return underTmp || inRepo.length > MAX_SCRATCH_BASE ? "/var/tmp/mosaic-harness-scratch" : inRepo;
 }

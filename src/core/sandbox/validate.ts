@@ -1,5 +1,6 @@
 import { MosaicError } from "../errors.ts";
-import { hasControlChar, isNormalAbsolute, isWithin } from "../paths.ts";
+import { hasControlChar, isNormalAbsolute, isWithin, MAX_SOCKET_PATH_BYTES, socketPathFits } from "../paths.ts";
+import { runSockets } from "../runner/run-paths.ts";
 import { HARNESSES, type HostFacts, type SandboxSpec } from "./types.ts";
 
 /**
@@ -57,6 +58,14 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
         field,
         `${p} lies under /tmp, which the session's private /tmp covers; use a path outside /tmp such as /var/tmp or a data root`,
       );
+    }
+  }
+  // A socket path past the kernel's limit is cut short by the bind: the host would listen on a name
+  // no one asked for, and a session would find nothing at the one it was told.
+  const sockets: Array<[string, string]> = [["brokerSocket", spec.brokerSocket], ["launchSocket", spec.launchSocket], ["runDir", runSockets(spec.runDir).tools], ["runDir", runSockets(spec.runDir).model]];
+  for (const [field, p] of sockets) {
+    if (!socketPathFits(p)) {
+      throw new MosaicError("socket-path-too-long", field, `${p} is ${new TextEncoder().encode(p).length} bytes; a Unix socket path holds ${MAX_SOCKET_PATH_BYTES}: use a shorter ${field === "runDir" ? "data root" : "socket path"}`);
     }
   }
   if (isWithin(spec.workspace, spec.runDir)) {

@@ -5,12 +5,10 @@ import { chmodSync, chownSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { MosaicError } from "../../../core/errors.ts";
+import { MAX_SOCKET_PATH_BYTES } from "../../../core/paths.ts";
 import { newFramer, parseFrame, pushChunk, renderResponse } from "./protocol.ts";
 import * as core from "./state.ts";
 import type { BrokerState, InstancePolicy, MessageKind, SocketName, StepRecord, StoredMessage } from "./state.ts";
-
-/** sun_path holds 108 bytes with the terminating NUL. */
-export const MAX_SOCKET_PATH_BYTES = 107;
 
 export const SOCKET_MODE = 0o600;
 
