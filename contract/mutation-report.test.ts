@@ -3,12 +3,12 @@ import { describe, expect, it } from "vitest";
 import { locateFind, type Mutant } from "../src/mutation/catalog.ts";
 import { buildHtml, buildMutationReport, listFailures, renderTable, renderDiff, listGoldenOnlyKills, type MutantRecord } from "../src/mutation/report.ts";
 import { mergePartials, parseShard, selectShard, type PartialReport } from "../src/mutation/shard.ts";
-import type { Verdict } from "../src/mutation/verdict.ts";
+import type { MutantVerdict } from "../src/mutation/verdict.ts";
 import { findSchemaProblems } from "../src/mutation/schema-check.ts";
 
 const SOURCE = "line one\nconst ok = check(a);\nline three\n";
 
-function record(id: string, verdict: Verdict, find = "check(a)"): MutantRecord {
+function record(id: string, verdict: MutantVerdict, find = "check(a)"): MutantRecord {
   const mutant: Mutant = { id, file: "src/a.ts", find, replace: "true", undoes: `undoes ${id}`, killedBy: ["c.test.ts > d > t"], source: "mutants/a.json" };
   return { mutant, line: 2, site: locateFind(mutant, SOURCE), verdict, seconds: 0.25, testsRun: ["c.test.ts > d > t"] };
 }

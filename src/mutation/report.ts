@@ -2,14 +2,14 @@
 // schema, so the usual HTML viewer shows it), and a unified diff per mutant. Pure: text in, text out.
 import type { MutantResult as SchemaMutant, MutantStatus, MutationTestResult } from "mutation-testing-report-schema/api";
 import { positionAt, type Mutant, type Site } from "./catalog.ts";
-import { explainFailure, labelVerdict, listKillingTests, type Verdict } from "./verdict.ts";
+import { explainFailure, labelVerdict, listKillingTests, type MutantVerdict } from "./verdict.ts";
 
 export type MutantRecord = {
   mutant: Mutant;
   /** The tagged line, or the find's first line when there is no tag to point at. */
   line: number;
   site: Site;
-  verdict: Verdict;
+  verdict: MutantVerdict;
   seconds: number;
   /** Tests that ran against the mutant, for the report's coveredBy. */
   testsRun: string[];
@@ -18,7 +18,7 @@ export type MutantRecord = {
 };
 
 /** Schema status for each verdict, and why: the viewer only knows Stryker's statuses. */
-const STATUS: Record<Verdict["kind"], MutantStatus> = {
+const STATUS: Record<MutantVerdict["kind"], MutantStatus> = {
   killed: "Killed",
   // A kill is a kill for the viewer; statusReason says it was not the expected test.
   "killed-by-other": "Killed",

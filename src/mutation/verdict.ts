@@ -25,7 +25,7 @@ export type RunOutcome = {
   fileMs: number;
 };
 
-export type Verdict =
+export type MutantVerdict =
   | { kind: "killed"; by: string[]; evidence: "assertion" | "golden-only"; message: string }
   | { kind: "killed-by-other"; by: string[]; message: string }
   | { kind: "survived"; testsRun: number }
@@ -36,7 +36,7 @@ export type Verdict =
   | { kind: "timeout"; message: string }
   | { kind: "stale"; why: string };
 
-export type VerdictKind = Verdict["kind"];
+export type MutantVerdictKind = MutantVerdict["kind"];
 
 type ErrorLike = { name?: string | undefined; message?: string | undefined };
 
@@ -98,7 +98,7 @@ export function classifyMutant(
   tier: RunOutcome | undefined,
   timedOut: "killers" | "tier" | undefined,
   blessing?: Blessing,
-): Verdict {
+): MutantVerdict {
   const blessed = blessing !== undefined;
   const mine = findExpectedKills(expected, killers, blessed);
   if (mine.length > 0) {
@@ -132,7 +132,7 @@ export function classifyMutant(
 }
 
 /** Why a verdict fails the run, in one line for the reader of the exit message; null when it passes. */
-export function explainFailure(v: Verdict): string | null {
+export function explainFailure(v: MutantVerdict): string | null {
   switch (v.kind) {
     case "killed":
       return null;
@@ -154,13 +154,13 @@ export function explainFailure(v: Verdict): string | null {
 }
 
 /** The label in the table's verdict column. */
-export function labelVerdict(v: Verdict): string {
+export function labelVerdict(v: MutantVerdict): string {
   if (v.kind === "killed") return v.evidence === "golden-only" ? "killed (golden only: weaker)" : "killed";
   if (v.kind === "golden-only") return "golden only: not killed";
   return v.kind;
 }
 
 /** The tests a verdict names in the table's "killed by" column. */
-export function listKillingTests(v: Verdict): string[] {
+export function listKillingTests(v: MutantVerdict): string[] {
   return v.kind === "killed" || v.kind === "killed-by-other" ? v.by : [];
 }

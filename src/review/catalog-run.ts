@@ -1,14 +1,16 @@
 // The golden review's catalog self-test: on copies of the tree, apply each mutant, update the
 // goldens the contract tests write, review them against the checkout's, and restore. A mutant that
 // changes a golden must show at least one weakens line. Reuses the mutation runner's catalog,
-// tree copy and test host; the copies' goldens are written, the checkout's never.
+// selection, tree copy, mutant apply and test host; the copies' goldens are written, the checkout's never.
 import { availableParallelism } from "node:os";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { applyMutant, type Mutant } from "../mutation/catalog.ts";
+import { writeMutant } from "../mutation/apply.ts";
+import type { Mutant } from "../mutation/catalog.ts";
 import type { SpecRequest } from "../mutation/host-protocol.ts";
 import { startHost, type Host } from "../mutation/host-pool.ts";
 import { loadCatalog, type LoadedCatalog } from "../mutation/load.ts";
+import { selectOnly } from "../mutation/plan.ts";
 import { copyTree, hashDir } from "../mutation/tree-copy.ts";
 import { GOLDEN_LOG_ENV } from "../conformance/golden/golden.ts";
 import { importGraph } from "../host/import-graph.ts";
@@ -99,15 +101,11 @@ class CopyHost {
     return [...byFile].sort().map(([file, names]) => ({ file, names }));
   }
 
-  /** Writes a mutant into the copy; the returned undo restores the source and the goldens. */
+  /** Writes a mutant into the copy; the returned undo restores the source (checked) and the goldens. */
   apply(root: string, catalog: LoadedCatalog, m: Mutant): () => void {
-    const site = catalog.sites.get(m.id)!;
-    if (site.kind !== "found") throw new Error(`${m.id} is stale`);
-    const path = join(this.tree, m.file);
-    const original = readFileSync(join(root, m.file));
-    writeFileSync(path, applyMutant(m, catalog.sources.get(m.file)!, site));
+    const restore = writeMutant(this.tree, catalog, m, readFileSync(join(root, m.file)));
     return () => {
-      writeFileSync(path, original);
+      restore();
       this.host.dirty.add(m.file);
       this.restoreGoldens(root);
     };
@@ -134,119 +132,170 @@ function reviewCopy(root: string, tree: string, written: ReadonlySet<string>, ex
   return { report: reviewGoldens([...byPath.values()]), notWritten: orphans.length };
 }
 
+/** What the unmutated writers write: each writer file's goldens and the tests in it that write them. */
+type Writers = {
+  /** The writer specs whose tests load a mutant's file: only their goldens can change. */
+  specsFor: (m: Mutant) => SpecRequest[];
+  goldensOf: (specs: readonly SpecRequest[]) => Set<string>;
+};
+
+/** The state of one self-test run, shared by its phases. */
+type Review = {
+  root: string;
+  catalog: LoadedCatalog;
+  hosts: CopyHost[];
+  fatal: string[];
+  log: (line: string) => void;
+  at: () => string;
+};
+
 export async function runCatalogReview(opts: CatalogRunOptions): Promise<CatalogRunResult> {
   const { root, log } = opts;
-  const fatal: string[] = [];
   const catalog = loadCatalog(root);
   if (catalog.problems.length > 0) return { rows: [], fatal: catalog.problems.map((p) => `catalog: ${p}`) };
-  const unknownIds = (opts.only ?? []).filter((id) => !catalog.mutants.some((m) => m.id === id));
-  if (unknownIds.length > 0) return { rows: [], fatal: [`--only: no mutant ${unknownIds.join(", ")} in the catalog`] };
-  const selected = opts.only ? catalog.mutants.filter((m) => opts.only!.includes(m.id)) : catalog.mutants;
+  const only = selectOnly(catalog, opts.only);
+  if (!only.ok) return { rows: [], fatal: [`--only: no mutant ${only.unknown.join(", ")} in the catalog`] };
+  const selected = only.selected;
   const sentinel = catalog.mutants.find((m) => m.id === SENTINEL.id);
   if (!sentinel || catalog.sites.get(sentinel.id)?.kind !== "found") return { rows: [], fatal: [`the sentinel mutant ${SENTINEL.id} is missing or stale`] };
 
-  const checkoutGoldens = hashDir(join(root, "goldens"));
   const dir = join(root, ".scratch", "review-catalog", process.pid.toString(36));
-  const files = listGoldenWriterFiles(root);
-  const workers = Math.max(1, Math.min(opts.workers ?? Math.min(2, availableParallelism()), selected.length));
   const t0 = performance.now();
-  const at = () => `${((performance.now() - t0) / 1000).toFixed(1)}s`;
-  const hosts: CopyHost[] = [];
-  const done = new Map<string, CatalogRow>();
+  const run: Review = { root, catalog, hosts: [], fatal: [], log, at: () => `${((performance.now() - t0) / 1000).toFixed(1)}s` };
   const savedEnv = { log: process.env[GOLDEN_LOG_ENV], writers: process.env[WRITERS_ENV] };
+  let rows: CatalogRow[] = [];
   try {
-    // Each copy's tests log the goldens they write into that copy (vitest's globalSetup sets the log).
-    delete process.env[GOLDEN_LOG_ENV];
-    for (let i = 0; i < workers; i++) hosts.push(await CopyHost.start(root, i, dir));
-    log(`${at()} ${hosts.length} tree cop${hosts.length === 1 ? "y" : "ies"} under ${dir}; golden writers: ${files.join(", ")}`);
-
-    // Before: each writer file alone, unmutated, writes the checkout's goldens; this also learns which
-    // goldens each file writes and which of its tests write them (one file a run: no attribution race).
-    const h0 = hosts[0]!;
-    const perFile = new Map<string, { goldens: Set<string>; spec: SpecRequest }>();
-    for (const file of files) {
-      const w = await h0.update([{ file }], []);
-      if (typeof w === "string") return { rows: [], fatal: [`the unmutated update run of ${file} failed: ${w}`] };
-      const spec = h0.writerSpecs().find((sp) => sp.file === file);
-      if (w.size > 0 && spec) perFile.set(file, { goldens: w, spec });
-    }
-    const drift = readTreeGoldens(root, h0.tree).map((p) => p.path);
-    if (drift.length > 0) return { rows: [], fatal: [`the checkout's goldens are not what its tests write (run npm run goldens:update): ${drift.join(", ")}`] };
-    const specs = [...perFile.values()].map((x) => x.spec);
-    const expected = new Set([...perFile.values()].flatMap((x) => [...x.goldens]));
-    log(`${at()} before: the unmutated update writes the checkout's ${expected.size} goldens, from ${specs.reduce((n, x) => n + (x.names?.length ?? 0), 0)} tests in ${specs.length} files`);
-    // A mutant can change only the goldens of the tests that load its file: run just those.
-    const loads = new Map(specs.map((sp) => [sp.file, new Set(importGraph([join(root, sp.file)]).files)]));
-    const specsFor = (m: Mutant) => specs.filter((sp) => loads.get(sp.file)!.has(join(root, m.file)));
-    const goldensOf = (sps: readonly SpecRequest[]) => new Set(sps.flatMap((sp) => [...perFile.get(sp.file)!.goldens]));
-
-    // The sentinel on every host: its goldens change and its rule fires, so updates reach the goldens.
-    for (const h of hosts) {
-      const undo = h.apply(root, catalog, sentinel);
-      const written = await h.update(specsFor(sentinel), [sentinel.file]);
-      const hit = typeof written === "string" ? written : reviewCopy(root, h.tree, written, goldensOf(specsFor(sentinel)));
-      undo();
-      if (typeof hit === "string" || !hit.report.findings.some((f) => f.rule === SENTINEL.rule)) {
-        return { rows: [], fatal: [`host ${h.host.index}: the sentinel ${SENTINEL.id} did not show ${SENTINEL.rule}: the update does not reach the goldens (${typeof hit === "string" ? hit : `${hit.report.goldens.length} goldens changed`})`] };
-      }
-    }
-    log(`${at()} sentinel ${SENTINEL.id}: ${SENTINEL.rule} shown and restored on ${hosts.length} host(s)`);
-
-    const queue = [...selected];
-    let finished = 0;
-    await Promise.all(
-      hosts.map(async (h) => {
-        for (let m = queue.shift(); m; m = queue.shift()) {
-          const start = performance.now();
-          const site = catalog.sites.get(m.id);
-          let row: CatalogRow;
-          const mine = specsFor(m);
-          if (site?.kind !== "found") {
-            const why = site?.kind === "stale" ? site.why : "stale";
-            row = { id: m.id, goldensChanged: 0, notWritten: 0, report: reviewGoldens([]), outcome: { kind: "stale", why }, seconds: 0 };
-          } else if (mine.length === 0) {
-            row = { id: m.id, goldensChanged: 0, notWritten: 0, report: reviewGoldens([]), outcome: { kind: "no-golden-change", why: `no golden-writing test loads ${m.file}` }, seconds: 0 };
-          } else {
-            const undo = h.apply(root, catalog, m);
-            let written: Set<string> | string;
-            let reviewed: { report: Report; notWritten: number } | null = null;
-            try {
-              written = await h.update(mine, [m.file]);
-              // Only the goldens of the tests that ran can be orphaned by this mutant.
-              if (typeof written !== "string") reviewed = reviewCopy(root, h.tree, written, goldensOf(mine));
-            } finally {
-              undo();
-            }
-            if (reviewed === null) {
-              fatal.push(`${m.id}: ${written}`);
-              log(`[${++finished}/${selected.length}] ${m.id}: RUN FAILED: ${written}`);
-              continue;
-            }
-            const { report, notWritten } = reviewed;
-            row = { id: m.id, goldensChanged: report.goldens.length, notWritten, report, outcome: judgeMutant(m.id, report), seconds: (performance.now() - start) / 1000 };
-          }
-          done.set(m.id, row);
-          log(`[${++finished}/${selected.length}] ${m.id}: ${labelOutcome(row.outcome)} (${row.goldensChanged} goldens, ${row.report.counts.weakens} weakens, ${row.seconds.toFixed(2)}s)`);
-        }
-      }),
-    );
-
-    // After: each copy writes the checkout's goldens again, and the checkout's goldens never moved.
-    for (const h of hosts) {
-      const after = await h.update(files.map((file) => ({ file })), []);
-      const drift = typeof after === "string" ? [after] : readTreeGoldens(root, h.tree).map((p) => p.path);
-      if (drift.length > 0) fatal.push(`host ${h.host.index}: after the run the unmutated copy no longer writes the checkout's goldens: ${drift.join(", ")}`);
-    }
-    if (hashDir(join(root, "goldens")) !== checkoutGoldens) fatal.push("the checkout's goldens/ changed during the run");
-    if (fatal.length === 0) log(`${at()} after: every copy writes the checkout's goldens again`);
+    rows = await reviewPhases(run, dir, selected, sentinel, opts.workers);
   } catch (e) {
-    fatal.push(`the catalog review failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    run.fatal.push(`the catalog review failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   } finally {
-    await Promise.all(hosts.map((h) => h.host.close()));
+    await Promise.all(run.hosts.map((h) => h.host.close()));
     for (const [k, v] of [[GOLDEN_LOG_ENV, savedEnv.log], [WRITERS_ENV, savedEnv.writers]] as const) if (v === undefined) delete process.env[k];
     else process.env[k] = v;
-    if (fatal.length === 0 && !opts.keep) rmSync(dir, { recursive: true, force: true });
+    if (run.fatal.length === 0 && !opts.keep) rmSync(dir, { recursive: true, force: true });
     else log(`tree copies kept for inspection: ${dir}`);
   }
-  return { rows: selected.flatMap((m) => (done.has(m.id) ? [done.get(m.id)!] : [])), fatal };
+  return { rows, fatal: run.fatal };
+}
+
+/** Copies, the unmutated writers, the sentinel, every mutant, and the checks after; each phase only when the last held. */
+async function reviewPhases(run: Review, dir: string, selected: readonly Mutant[], sentinel: Mutant, workersAsked: number | undefined): Promise<CatalogRow[]> {
+  const checkoutGoldens = hashDir(join(run.root, "goldens"));
+  const files = listGoldenWriterFiles(run.root);
+  const workers = Math.max(1, Math.min(workersAsked ?? Math.min(2, availableParallelism()), selected.length));
+  // Each copy's tests log the goldens they write into that copy (vitest's globalSetup sets the log).
+  delete process.env[GOLDEN_LOG_ENV];
+  for (let i = 0; i < workers; i++) run.hosts.push(await CopyHost.start(run.root, i, dir));
+  run.log(`${run.at()} ${run.hosts.length} tree cop${run.hosts.length === 1 ? "y" : "ies"} under ${dir}; golden writers: ${files.join(", ")}`);
+  const writers = await learnWriters(run, files);
+  if (typeof writers === "string") {
+    run.fatal.push(writers);
+    return [];
+  }
+  const problem = await proveSentinel(run, sentinel, writers);
+  if (problem !== null) {
+    run.fatal.push(problem);
+    return [];
+  }
+  const rows = await reviewQueue(run, selected, writers);
+  await checkAfter(run, files, checkoutGoldens);
+  return rows;
+}
+
+/**
+ * Before: each writer file alone, unmutated, writes the checkout's goldens; this also learns which
+ * goldens each file writes and which of its tests write them (one file a run: no attribution race).
+ */
+async function learnWriters(run: Review, files: readonly string[]): Promise<Writers | string> {
+  const h0 = run.hosts[0]!;
+  const perFile = new Map<string, { goldens: Set<string>; spec: SpecRequest }>();
+  for (const file of files) {
+    const w = await h0.update([{ file }], []);
+    if (typeof w === "string") return `the unmutated update run of ${file} failed: ${w}`;
+    const spec = h0.writerSpecs().find((sp) => sp.file === file);
+    if (w.size > 0 && spec) perFile.set(file, { goldens: w, spec });
+  }
+  const drift = readTreeGoldens(run.root, h0.tree).map((p) => p.path);
+  if (drift.length > 0) return `the checkout's goldens are not what its tests write (run npm run goldens:update): ${drift.join(", ")}`;
+  const specs = [...perFile.values()].map((x) => x.spec);
+  const expected = new Set([...perFile.values()].flatMap((x) => [...x.goldens]));
+  run.log(`${run.at()} before: the unmutated update writes the checkout's ${expected.size} goldens, from ${specs.reduce((n, x) => n + (x.names?.length ?? 0), 0)} tests in ${specs.length} files`);
+  // A mutant can change only the goldens of the tests that load its file: run just those.
+  const loads = new Map(specs.map((sp) => [sp.file, new Set(importGraph([join(run.root, sp.file)]).files)]));
+  return {
+    specsFor: (m) => specs.filter((sp) => loads.get(sp.file)!.has(join(run.root, m.file))),
+    goldensOf: (sps) => new Set(sps.flatMap((sp) => [...perFile.get(sp.file)!.goldens])),
+  };
+}
+
+/** The sentinel on every host: its goldens change and its rule fires, so updates reach the goldens. Null when it held. */
+async function proveSentinel(run: Review, sentinel: Mutant, writers: Writers): Promise<string | null> {
+  const specs = writers.specsFor(sentinel);
+  for (const h of run.hosts) {
+    const undo = h.apply(run.root, run.catalog, sentinel);
+    const written = await h.update(specs, [sentinel.file]);
+    const hit = typeof written === "string" ? written : reviewCopy(run.root, h.tree, written, writers.goldensOf(specs));
+    undo();
+    if (typeof hit === "string" || !hit.report.findings.some((f) => f.rule === SENTINEL.rule)) {
+      return `host ${h.host.index}: the sentinel ${SENTINEL.id} did not show ${SENTINEL.rule}: the update does not reach the goldens (${typeof hit === "string" ? hit : `${hit.report.goldens.length} goldens changed`})`;
+    }
+  }
+  run.log(`${run.at()} sentinel ${SENTINEL.id}: ${SENTINEL.rule} shown and restored on ${run.hosts.length} host(s)`);
+  return null;
+}
+
+/** Every selected mutant's row, in catalog order; a run that failed leaves a fatal line and no row. */
+async function reviewQueue(run: Review, selected: readonly Mutant[], writers: Writers): Promise<CatalogRow[]> {
+  const queue = [...selected];
+  const done = new Map<string, CatalogRow>();
+  let finished = 0;
+  await Promise.all(
+    run.hosts.map(async (h) => {
+      for (let m = queue.shift(); m; m = queue.shift()) {
+        const row = await reviewMutant(run, h, m, writers);
+        if (typeof row === "string") {
+          run.fatal.push(`${m.id}: ${row}`);
+          run.log(`[${++finished}/${selected.length}] ${m.id}: RUN FAILED: ${row}`);
+          continue;
+        }
+        done.set(m.id, row);
+        run.log(`[${++finished}/${selected.length}] ${m.id}: ${labelOutcome(row.outcome)} (${row.goldensChanged} goldens, ${row.report.counts.weakens} weakens, ${row.seconds.toFixed(2)}s)`);
+      }
+    }),
+  );
+  return selected.flatMap((m) => (done.has(m.id) ? [done.get(m.id)!] : []));
+}
+
+/** One mutant's row, or why its update run failed. */
+async function reviewMutant(run: Review, h: CopyHost, m: Mutant, writers: Writers): Promise<CatalogRow | string> {
+  const start = performance.now();
+  const site = run.catalog.sites.get(m.id);
+  const mine = writers.specsFor(m);
+  const none = { goldensChanged: 0, notWritten: 0, report: reviewGoldens([]), seconds: 0 };
+  if (site?.kind !== "found") return { id: m.id, ...none, outcome: { kind: "stale", why: site?.kind === "stale" ? site.why : "stale" } };
+  if (mine.length === 0) return { id: m.id, ...none, outcome: { kind: "no-golden-change", why: `no golden-writing test loads ${m.file}` } };
+  const undo = h.apply(run.root, run.catalog, m);
+  let written: Set<string> | string;
+  let reviewed: { report: Report; notWritten: number } | null = null;
+  try {
+    written = await h.update(mine, [m.file]);
+    // Only the goldens of the tests that ran can be orphaned by this mutant.
+    if (typeof written !== "string") reviewed = reviewCopy(run.root, h.tree, written, writers.goldensOf(mine));
+  } finally {
+    undo();
+  }
+  if (reviewed === null) return String(written);
+  const { report, notWritten } = reviewed;
+  return { id: m.id, goldensChanged: report.goldens.length, notWritten, report, outcome: judgeMutant(m.id, report), seconds: (performance.now() - start) / 1000 };
+}
+
+/** After: each copy writes the checkout's goldens again, and the checkout's goldens never moved. */
+async function checkAfter(run: Review, files: readonly string[], checkoutGoldens: string): Promise<void> {
+  for (const h of run.hosts) {
+    const after = await h.update(files.map((file) => ({ file })), []);
+    const drift = typeof after === "string" ? [after] : readTreeGoldens(run.root, h.tree).map((p) => p.path);
+    if (drift.length > 0) run.fatal.push(`host ${h.host.index}: after the run the unmutated copy no longer writes the checkout's goldens: ${drift.join(", ")}`);
+  }
+  if (hashDir(join(run.root, "goldens")) !== checkoutGoldens) run.fatal.push("the checkout's goldens/ changed during the run");
+  if (run.fatal.length === 0) run.log(`${run.at()} after: every copy writes the checkout's goldens again`);
 }
