@@ -39,7 +39,6 @@ describe("every shipped scenario passes", () => {
 describe("breaking it on purpose: pi-reads-outside", () => {
   const base = loadScenario(join(REPO_ROOT, "scenarios/pi-reads-outside.yaml"));
   const broken = (b: Scenario["break"]): Scenario => ({ ...base, break: b });
-  const verdicts = (r: Awaited<ReturnType<typeof runScenario>>) => Object.fromEntries(r.assertions.map((a) => [a.label.replace(/ .*/s, "") + (a.label.includes("via_home") ? " via_home" : a.label.includes("{{secrets_env}}\"") ? " abs" : ""), a.verdict]));
 
   it("stand-ins bound into the sandbox, the extension kept: it still blocks both reads, every assertion passes", async () => {
     const r = await runScenario(broken({ expose_stand_ins: true }), { id: "control-exposed", runsDir });

@@ -408,7 +408,7 @@ export function renderTree(tree: Tree): string[] {
   return Object.entries(tree)
     .filter(([k]) => !inChain.has(k))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([k, e]) => {
+    .map(([k]) => {
       let last = k;
       let links = 0;
       for (let n = next(last); n !== null; n = next(last)) {
