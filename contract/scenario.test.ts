@@ -6,7 +6,7 @@ import { parseCliArgs } from "../src/cli/args.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import type { RecordedRequest } from "../src/conformance/stand-ins/model-script/record.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
-import { judge, type VerdictKind } from "../src/conformance/scenario/assert.ts";
+import { judge, type AssertionVerdictKind } from "../src/conformance/scenario/assert.ts";
 import type { Evidence } from "../src/conformance/scenario/evidence.ts";
 import { formatScenarioError, loadScenario, parseScenario, ScenarioError, scenarioFiles } from "../src/conformance/scenario/load.ts";
 import { gateHookCommand } from "../src/core/bundle/hook.ts";
@@ -196,7 +196,7 @@ const convo = (calls: Array<{ name: string; input: Record<string, unknown>; resu
   });
 const withCalls = (...calls: Parameters<typeof convo>[0]) => (e: Evidence): Evidence => ({ ...e, requests: [req(body([])), req(convo(calls), 2)] });
 const BLOCKED = { name: "read", input: { path: "/x" }, result: 'mosaic gate: read path: "/x" outside the workspace', isError: true };
-type Case = [string, Assertion, (e: Evidence) => Evidence, VerdictKind];
+type Case = [string, Assertion, (e: Evidence) => Evidence, AssertionVerdictKind];
 const same = (e: Evidence) => e;
 const noReply = (e: Evidence): Evidence => ({ ...e, replies: [null] });
 const noModel = (e: Evidence): Evidence => ({ ...e, requests: null });
@@ -290,7 +290,7 @@ describe("judging an assertion over evidence", () => {
   });
 });
 
-const result = (name: string, verdicts: VerdictKind[], problem: string | null = null): ScenarioResult => ({
+const result = (name: string, verdicts: AssertionVerdictKind[], problem: string | null = null): ScenarioResult => ({
   name, harness: "pi", seconds: 1.5, problem, runDir: `/runs/${name}`,
   assertions: verdicts.map((v, i) => ({ session: name, label: `reply_contains x${i}`, because: null, verdict: v, detail: `d${i}` })),
   verdict: verdicts.every((v) => v === "pass") ? "pass" : "fail",

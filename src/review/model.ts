@@ -29,13 +29,13 @@ export type Change =
   | { op: "moved"; before: Fact; after: Fact };
 
 export type Risk = "weakens" | "strengthens" | "neutral";
-export type Verdict = Risk | "unknown";
+export type ReviewVerdict = Risk | "unknown";
 
 /** The report's order: what a reviewer must read first comes first. */
-export const VERDICT_ORDER: readonly Verdict[] = ["weakens", "unknown", "strengthens", "neutral"];
+export const VERDICT_ORDER: readonly ReviewVerdict[] = ["weakens", "unknown", "strengthens", "neutral"];
 
 export type Finding = {
-  verdict: Verdict;
+  verdict: ReviewVerdict;
   /** The golden, from the repository root. */
   file: string;
   /** The row within it: its type and key, and the field for a changed value. */

@@ -1,6 +1,6 @@
 // The review's three faces: text for a terminal, Markdown for a CI job summary and a pull-request
 // comment, JSON for scripts. Weakens first, then unknown, strengthens, neutral.
-import { VERDICT_ORDER, type Finding, type Verdict } from "./model.ts";
+import { VERDICT_ORDER, type Finding, type ReviewVerdict } from "./model.ts";
 import type { Report } from "./classify.ts";
 
 /** Marks the pull-request comment the workflow updates in place. */
@@ -28,7 +28,7 @@ export function renderFindingLine(f: Finding): string[] {
   return [`${f.file} · ${f.case} · ${inline(f.before)} → ${inline(f.after)} · ${ruleOf(f)}: ${f.why}`, ...fullText(f)];
 }
 
-const bySection = (r: Report) => VERDICT_ORDER.map((v) => [v, r.findings.filter((f) => f.verdict === v)] as [Verdict, Finding[]]).filter(([, fs]) => fs.length > 0);
+const bySection = (r: Report) => VERDICT_ORDER.map((v) => [v, r.findings.filter((f) => f.verdict === v)] as [ReviewVerdict, Finding[]]).filter(([, fs]) => fs.length > 0);
 
 export function renderText(r: Report, base?: string): string {
   const out = [summarise(r)];
@@ -46,7 +46,7 @@ function code(v: string): string {
   return t.includes("`") ? `\`\` ${t} \`\`` : `\`${t}\``;
 }
 
-const VERDICT_HEADINGS: Record<Verdict, string> = {
+const VERDICT_HEADINGS: Record<ReviewVerdict, string> = {
   weakens: "weakens: each needs a reviewer's approval",
   unknown: "unknown: no rule classifies these; read each whole",
   strengthens: "strengthens",

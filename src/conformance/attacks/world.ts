@@ -78,7 +78,45 @@ export function chownTree(p: string, id: SessionIdentity): void {
   }
 }
 
+type Paths = { root: string; repo: string; data: string; ws: string; otherWs: string; run: string };
+type Counts = AttackWorld["connections"];
+
 export async function makeWorld(identity: Identity): Promise<AttackWorld> {
+  const { root, uid, self, session, asIdentity } = makeRoot(identity);
+  const stand = plantStandIns(root);
+  const paths = layOutTrees(root);
+  initWorkspace(paths.ws);
+  const readableNode = copyReadableNode(root);
+  // A user caller's whole world is its own; a root caller keeps its files and hands the session its
+  // workspaces and runs, as the launcher does.
+  chownTree(identity === "user" ? root : paths.data, session);
+  const net = await startWorldTraps(identity, paths, session);
+  const neighbour = startNeighbour(session, self, stand.founderHome);
+  const facts = worldFacts(paths, readableNode, stand, uid, session);
+  const spec = worldSpec(paths, net.brokerSocket, net.launchSocket);
+  const envCanary = makeCanary("env-canary");
+  return {
+    identity, uid, session, data: paths.data, root, ws: paths.ws, otherWs: paths.otherWs, run: paths.run, stand,
+    capability: makeCanary(CAPABILITY_LABEL), envCanary,
+    neighbor: { pid: neighbour.process.pid!, canary: neighbour.canary },
+    launchSocket: net.launchSocket, brokerSocket: net.brokerSocket, connections: net.connections, spec, facts, readableNode,
+    traps: { tcpPort: net.tcpPort, abstract: net.abstract },
+    env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", ATTACK_ENV_CANARY: envCanary },
+    asIdentity,
+    async close() {
+      try {
+        process.kill(-neighbour.process.pid!, "SIGKILL");
+      } catch {
+        neighbour.process.kill("SIGKILL");
+      }
+      await Promise.all(net.traps.map((t) => t.close()));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A fresh root every identity can reach, and who the caller and its session are. */
+function makeRoot(identity: Identity): { root: string; uid: number; self: number; session: SessionIdentity; asIdentity: string[] } {
   mkdirSync(ATTACK_BASE, { recursive: true, mode: 0o755 });
   chmodSync(ATTACK_BASE, 0o755);
   const root = mkdtempSync(join(ATTACK_BASE, `${identity}-`));
@@ -86,13 +124,16 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
   const self = process.getuid?.() ?? -1;
   const uid = identity === "root" ? 0 : self === 0 ? USER_UID : self;
   const asIdentity = self === uid ? [] : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--"];
-  const session = sessionIdentity({ uid, gid: uid }, {});
+  return { root, uid, self, session: sessionIdentity({ uid, gid: uid }, {}), asIdentity };
+}
 
-  const stand = plantStandIns(root);
+/** The repository, two workspaces and a run directory with the files the host writes into it. */
+function layOutTrees(root: string): Paths {
   const repo = join(root, "repo");
-  const ws = join(root, "data/workspaces/acme/coder");
-  const otherWs = join(root, "data/workspaces/acme/other");
-  const run = join(root, "data/runs/r1");
+  const data = join(root, "data");
+  const ws = join(data, "workspaces/acme/coder");
+  const otherWs = join(data, "workspaces/acme/other");
+  const run = join(data, "runs/r1");
   for (const d of [join(repo, "src"), ws, join(run, "bundle"), join(run, "home"), join(run, "turns"), join(run, "sock"), join(root, "sock"), join(root, "node"), join(root, "state")]) mkdirSync(d, { recursive: true });
   chmodSync(join(run, "sock"), 0o700);
   copyFileSync(join(REPO_ROOT, "src/conformance/attacks/pid1.ts"), join(repo, "src/pid1.ts"));
@@ -100,82 +141,78 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
   writeFileSync(join(run, "bundle/policy.json"), "{\"policy\":\"as the host wrote it\"}\n");
   writeFileSync(join(run, "session.json"), "{\"session\":\"as the host wrote it\"}\n");
   chmodSync(join(run, "home"), 0o700);
+  return { root, repo, data, ws, otherWs, run };
+}
 
-  // A real repository, as a coder's workspace is: hooks and config as git init makes them.
+/** A real repository, as a coder's workspace is: hooks and config as git init makes them. */
+function initWorkspace(ws: string): void {
   sh(["git", "init", "-q", ws]);
   writeFileSync(join(ws, "inside.txt"), "a file inside the workspace\n");
   mkdirSync(join(ws, ".vscode"));
   writeFileSync(join(ws, ".vscode/settings.json"), "{}\n");
   sh(["git", "-c", "user.name=host", "-c", "user.email=host@invalid", "add", "."], ws);
   sh(["git", "-c", "user.name=host", "-c", "user.email=host@invalid", "commit", "-qm", "host"], ws);
+}
 
+function copyReadableNode(root: string): string {
   const readableNode = join(root, "node/node");
   copyFileSync(process.execPath, readableNode);
   chmodSync(readableNode, 0o755);
-  // A user caller's whole world is its own; a root caller keeps its files and hands the session its
-  // workspaces and runs, as the launcher does.
-  const data = join(root, "data");
-  if (identity === "user") chownTree(root, session);
-  else chownTree(data, session);
+  return readableNode;
+}
 
-  const connections = { broker: 0, launch: 0, tcpTrap: 0, abstractTrap: 0, tools: 0 };
-  const brokerSocket = join(root, "sock/bus.sock");
-  const launchSocket = join(root, "sock/launch.sock");
-  const toolSocket = join(run, "sock/tools.sock");
-  const count = (k: keyof typeof connections) => ({ answer: "stand-in\n", onHit: () => connections[k]++ });
+/** The broker, launch and tool sockets, a TCP listener and an abstract socket: each counts who connects. */
+async function startWorldTraps(identity: Identity, paths: Paths, session: SessionIdentity) {
+  const connections: Counts = { broker: 0, launch: 0, tcpTrap: 0, abstractTrap: 0, tools: 0 };
+  const brokerSocket = join(paths.root, "sock/bus.sock");
+  const launchSocket = join(paths.root, "sock/launch.sock");
+  const toolSocket = join(paths.run, "sock/tools.sock");
+  const count = (k: keyof Counts) => ({ answer: "stand-in\n", onHit: () => connections[k]++ });
   const traps = [await startTrap({ path: brokerSocket }, count("broker")), await startTrap({ path: launchSocket }, count("launch")), await startTrap({ path: toolSocket }, count("tools"))];
   chmodSync(toolSocket, 0o600);
   for (const p of [brokerSocket, launchSocket, toolSocket]) chownSync(p, session.uid, session.gid);
   const tcpTrap = await startTrap({ tcp: "127.0.0.1" }, { onHit: () => connections.tcpTrap++ });
   const abstract = makeCanary(`mosaic-trap-${identity}`);
   traps.push(tcpTrap, await startTrap({ abstract }, { onHit: () => connections.abstractTrap++ }));
+  return { connections, brokerSocket, launchSocket, traps, tcpPort: tcpTrap.port!, abstract };
+}
 
-  // The neighbour: an ordinary process of the session's uid, with no capabilities, outside the sandbox.
-  const neighborCanary = makeCanary("neighbour-canary");
-  const neighbor: ChildProcess = spawn(
+/** The neighbour: an ordinary process of the session's uid, with no capabilities, outside the sandbox. */
+function startNeighbour(session: SessionIdentity, self: number, cwd: string): { process: ChildProcess; canary: string } {
+  const canary = makeCanary("neighbour-canary");
+  const child = spawn(
     "setpriv",
     [...(session.uid !== self ? [`--reuid=${session.uid}`, `--regid=${session.gid}`, "--clear-groups"] : []), "--bounding-set=-all", "--inh-caps=-all", "--", "sleep", "600"],
-    { cwd: stand.founderHome, env: { PATH: "/usr/bin:/bin", NEIGHBOR_CANARY: neighborCanary }, stdio: "ignore", detached: true },
+    { cwd, env: { PATH: "/usr/bin:/bin", NEIGHBOR_CANARY: canary }, stdio: "ignore", detached: true },
   );
+  return { process: child, canary };
+}
 
-  const host = readHostFacts({ repo: REPO_ROOT, stateDir: join(root, "state") });
-  const facts: HostFacts = {
+/** This host's facts, with node, HOME, the caller and the runner's node moved into the world. */
+function worldFacts(paths: Paths, readableNode: string, stand: StandIns, uid: number, session: SessionIdentity): HostFacts {
+  const host = readHostFacts({ repo: REPO_ROOT, stateDir: join(paths.root, "state") });
+  return {
     ...host,
     node: { path: readableNode, realPath: readableNode },
     home: stand.founderHome,
     uid,
     session,
     cgroups: uid === 0 ? findSessionCgroupBases() : { pids: null, memory: null },
-    runnerNode: join(root, "state/runner-node/node-xo"),
+    runnerNode: join(paths.root, "state/runner-node/node-xo"),
   };
-  const spec: SandboxSpec = {
+}
+
+function worldSpec(paths: Paths, brokerSocket: string, launchSocket: string): SandboxSpec {
+  return {
     harness: "claude-code",
-    repo,
-    runnerFiles: [join(repo, "src/pid1.ts")],
-    runner: join(repo, "src/pid1.ts"),
-    adapter: join(repo, "adapter.sh"),
+    repo: paths.repo,
+    runnerFiles: [join(paths.repo, "src/pid1.ts")],
+    runner: join(paths.repo, "src/pid1.ts"),
+    adapter: join(paths.repo, "adapter.sh"),
     brokerSocket,
     launchSocket,
     mayLaunch: false,
-    workspace: ws,
-    runDir: run,
-  };
-  const envCanary = makeCanary("env-canary");
-  return {
-    identity, uid, session, data, root, ws, otherWs, run, stand, capability: makeCanary(CAPABILITY_LABEL), envCanary,
-    neighbor: { pid: neighbor.pid!, canary: neighborCanary },
-    launchSocket, brokerSocket, connections, spec, facts, readableNode,
-    traps: { tcpPort: tcpTrap.port!, abstract },
-    env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", ATTACK_ENV_CANARY: envCanary },
-    asIdentity,
-    async close() {
-      try {
-        process.kill(-neighbor.pid!, "SIGKILL");
-      } catch {
-        neighbor.kill("SIGKILL");
-      }
-      await Promise.all(traps.map((t) => t.close()));
-      rmSync(root, { recursive: true, force: true });
-    },
+    workspace: paths.ws,
+    runDir: paths.run,
   };
 }

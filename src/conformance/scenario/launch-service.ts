@@ -7,14 +7,14 @@ import { join } from "node:path";
 import type { Launch } from "../stand-ins/broker/store.ts";
 import type { RuntimeWorld } from "../worlds/runtime-world.ts";
 import type { LaunchedSession } from "./load.ts";
-import { startSessionRun, type SessionEvidence, type SessionRun, type SessionSetup } from "./session-run.ts";
+import { startSessionRun, type SessionEvidence, type SessionRun, type SessionRunSetup } from "./session-run.ts";
 
 const POLL_MS = 25;
 
 export interface LaunchedRun {
   spec: LaunchedSession;
   /** Its launch, its run (`run-<n>` in launch order) and its values. */
-  setup: SessionSetup;
+  setup: SessionRunSetup;
   /** Why it could not be launched or carried out; null when it was. */
   problem: string | null;
   evidence: SessionEvidence | null;
@@ -40,7 +40,7 @@ export function matchLaunch(l: Launch, launcherRun: string, specs: readonly Laun
 }
 
 /** Serves `launcherRun`'s launches with the declared sessions; `setupOf` builds each one's launch. */
-export function startLaunchService(w: RuntimeWorld, launcherRun: string, specs: readonly LaunchedSession[], setupOf: (spec: LaunchedSession, launch: Launch, run: string) => SessionSetup): LaunchService {
+export function startLaunchService(w: RuntimeWorld, launcherRun: string, specs: readonly LaunchedSession[], setupOf: (spec: LaunchedSession, launch: Launch, run: string) => SessionRunSetup): LaunchService {
   let seen = 0;
   const runs: LaunchedRun[] = [];
   const sessions = new Map<LaunchedRun, SessionRun>();

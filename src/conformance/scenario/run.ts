@@ -11,7 +11,7 @@ import { REPO_ROOT } from "../golden/golden.ts";
 import { makeCanary } from "../traps/canary.ts";
 import { startTrap } from "../traps/listener.ts";
 import { makeRuntimeWorld } from "../worlds/runtime-world.ts";
-import { judge, kindOf, labelOf, type Verdict, type VerdictKind } from "./assert.ts";
+import { judge, kindOf, labelOf, type AssertionVerdict, type AssertionVerdictKind } from "./assert.ts";
 import type { Evidence } from "./evidence.ts";
 import { startLaunchService, type LaunchService } from "./launch-service.ts";
 import type { LaunchedSession, Scenario } from "./load.ts";
@@ -21,7 +21,7 @@ import { startSessionRun, valuesOf, type SessionEvidence, type SessionRun, type 
 
 export const RUNS_DIR = join(REPO_ROOT, "runs");
 
-export interface AssertionResult extends Verdict {
+export interface AssertionResult extends AssertionVerdict {
   /** The session it was judged on: the scenario's name for the main one, the instance for a launched one. */
   session: string;
   label: string;
@@ -53,23 +53,43 @@ const fileKeysOf = (assertions: readonly Assertion[], values: Values) => asserti
 /** Each assertion of one session judged, or unobserved for the reason it could not be. */
 function judgeAll(session: string, prefix: string, assertions: readonly Assertion[], ev: Evidence | null, values: Values, problem: string | null): AssertionResult[] {
   return assertions.map((a): AssertionResult => {
-    const v: Verdict = problem !== null || ev === null ? { verdict: "unobserved", detail: problem ?? "no evidence" } : judge(a, ev, values);
+    const v: AssertionVerdict = problem !== null || ev === null ? { verdict: "unobserved", detail: problem ?? "no evidence" } : judge(a, ev, values);
     return { session, label: `${prefix}${labelOf(a)}`, because: a.because ?? null, ...v };
   });
 }
 
 /** Runs one scenario and writes runs/<id>/; `id` is the scenario's name, with a repeat's index when repeated. */
+type Stage = Awaited<ReturnType<typeof setUpStage>>;
+type EventOf = (session: string) => (what: string, extra?: object) => void;
+
 export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: string } = {}): Promise<ScenarioResult> {
-  const id = opts.id ?? s.name;
-  const out = join(opts.runsDir ?? RUNS_DIR, id);
+  const out = join(opts.runsDir ?? RUNS_DIR, opts.id ?? s.name);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const t0 = Date.now();
   const events: object[] = [];
-  const eventOf = (session: string) => (what: string, extra: object = {}) => events.push({ t: Date.now() - t0, session, event: what, ...extra });
-  const event = eventOf(s.name);
+  const eventOf: EventOf = (session) => (what, extra = {}) => events.push({ t: Date.now() - t0, session, event: what, ...extra });
+  const stage = await setUpStage(s);
+  const { main, service, problem } = await carryOut(s, stage, eventOf);
+  await service?.finish(out);
+  const ev = main === null ? null : await main.finish(out);
+  const standIns = [stage.w.stand.secret, stage.canary];
+  const trapConnections = await tearDownStage(stage);
+  const evidenceOf = (e: SessionEvidence | null): Evidence | null => (e === null ? null : { ...e, trapConnections, standIns });
+  const assertions = judgeScenario(s, stage.values, evidenceOf(ev), service, evidenceOf, problem);
+  const result: ScenarioResult = {
+    name: s.name, harness: harnessesOf(s), seconds: (Date.now() - t0) / 1000, problem, assertions,
+    verdict: assertions.every((a) => a.verdict === "pass") ? "pass" : "fail", runDir: out,
+  };
+  eventOf(s.name)("verdict", { verdict: result.verdict });
+  writeFileSync(join(out, "events.jsonl"), events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+  writeFileSync(join(out, "verdict.json"), JSON.stringify(result, null, 2) + "\n");
+  return result;
+}
+
+/** The runtime world, the scenario's workspace and run paths, its canary, trap and neighbour. */
+async function setUpStage(s: Scenario) {
   const w = await makeRuntimeWorld("scn");
-  let problem: string | null = null;
   const canary = makeCanary("stand-in-real-key");
   const ws = join(w.data, "workspaces/acme", s.name);
   const runDir = join(w.data, "runs", RUN);
@@ -79,19 +99,25 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   const extra = { trapPort: trap?.port ?? null, canary };
   const values = valuesOf(w, { workspace: ws, run: runDir, mainWorkspace: ws, mainRun: runDir }, extra);
   const hostEnv = { ...w.hostEnv, ANTHROPIC_API_KEY: canary, MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude") };
+  return { w, canary, ws, runDir, trap, neighbour, extra, values, hostEnv };
+}
+
+/** Ends the neighbour, the trap and the world; returns how many connections reached the trap. */
+async function tearDownStage(stage: Stage): Promise<number | null> {
+  stage.neighbour?.kill("SIGKILL");
+  const trapConnections = stage.trap?.hits() ?? null;
+  await stage.trap?.close();
+  await stage.w.close();
+  return trapConnections;
+}
+
+/** Plants the workspace, starts the main session and the launch service, sends every message. A failure is the run's problem, not a throw. */
+async function carryOut(s: Scenario, stage: Stage, eventOf: EventOf): Promise<{ main: SessionRun | null; service: LaunchService | null; problem: string | null }> {
+  const { w, ws, runDir, values, hostEnv } = stage;
   let main: SessionRun | null = null;
   let service: LaunchService | null = null;
-  let ev: SessionEvidence | null = null;
   try {
-    mkdirSync(ws, { recursive: true, mode: 0o755 });
-    for (const [rel, body] of Object.entries(s.workspace.files)) {
-      mkdirSync(dirname(join(ws, rel)), { recursive: true });
-      writeFileSync(join(ws, rel), fillText(body, values));
-    }
-    for (const [rel, target] of Object.entries(s.workspace.links)) {
-      mkdirSync(dirname(join(ws, fillText(rel, values))), { recursive: true });
-      symlinkSync(fillText(target, values), join(ws, fillText(rel, values)));
-    }
+    plantWorkspace(s, ws, values);
     const instance = parseInstance({ ...s.instance, workspace: ws, run: RUN, instance: s.name });
     const plantRunFiles = () => {
       for (const [rel, body] of Object.entries(s.runFiles)) {
@@ -100,34 +126,45 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
         writeFileSync(f, fillText(body, values));
       }
     };
-    main = await startSessionRun({ w, spec: s, instance, values, hostEnv, turnTimeoutSeconds: s.turnTimeoutSeconds, fileKeys: fileKeysOf(s.assertions, values), event, afterStart: plantRunFiles });
-    if (s.launches.length > 0) {
-      service = startLaunchService(w, RUN, s.launches, (spec: LaunchedSession, l, run) => {
-        const name = spec.instance.instance;
-        const lws = join(w.data, "workspaces/acme", name);
-        mkdirSync(lws, { recursive: true, mode: 0o755 });
-        const lvalues = valuesOf(w, { workspace: lws, run: join(w.data, "runs", run), mainWorkspace: ws, mainRun: runDir }, extra);
-        // launchedBy is the caller the broker's capability names, not what the scenario says.
-        const linstance = parseInstance({ ...spec.instance, workspace: lws, run, launchedBy: l.by });
-        return { w, spec, instance: linstance, values: lvalues, hostEnv, turnTimeoutSeconds: s.turnTimeoutSeconds, fileKeys: fileKeysOf(spec.assertions, lvalues), event: eventOf(name) };
-      });
-    }
+    main = await startSessionRun({ w, spec: s, instance, values, hostEnv, turnTimeoutSeconds: s.turnTimeoutSeconds, fileKeys: fileKeysOf(s.assertions, values), event: eventOf(s.name), afterStart: plantRunFiles });
+    if (s.launches.length > 0) service = startLaunchService(w, RUN, s.launches, (spec, l, run) => launchedSetup(s, stage, eventOf, spec, l.by, run));
     for (const m of s.messages) await main.ask(fillText(m.body, values), FROM);
     await service?.settle();
+    return { main, service, problem: null };
   } catch (e) {
-    problem = (e as Error).message;
-    event("problem", { problem });
+    const problem = (e as Error).message;
+    eventOf(s.name)("problem", { problem });
+    return { main, service, problem };
   }
-  await service?.finish(out);
-  if (main !== null) ev = await main.finish(out);
-  neighbour?.kill("SIGKILL");
-  const standIns = [w.stand.secret, canary];
-  const trapConnections = trap?.hits() ?? null;
-  await trap?.close();
-  await w.close();
+}
 
-  const evidenceOf = (e: SessionEvidence | null): Evidence | null => (e === null ? null : { ...e, trapConnections, standIns });
-  const assertions = judgeAll(s.name, "", s.assertions, evidenceOf(ev), values, problem === null ? null : `the run did not complete: ${problem}`);
+function plantWorkspace(s: Scenario, ws: string, values: Values): void {
+  mkdirSync(ws, { recursive: true, mode: 0o755 });
+  for (const [rel, body] of Object.entries(s.workspace.files)) {
+    mkdirSync(dirname(join(ws, rel)), { recursive: true });
+    writeFileSync(join(ws, rel), fillText(body, values));
+  }
+  for (const [rel, target] of Object.entries(s.workspace.links)) {
+    mkdirSync(dirname(join(ws, fillText(rel, values))), { recursive: true });
+    symlinkSync(fillText(target, values), join(ws, fillText(rel, values)));
+  }
+}
+
+/** The setup of a session the main one launched: its own workspace and values. */
+function launchedSetup(s: Scenario, stage: Stage, eventOf: EventOf, spec: LaunchedSession, by: string, run: string) {
+  const { w, ws, runDir, extra, hostEnv } = stage;
+  const name = spec.instance.instance;
+  const lws = join(w.data, "workspaces/acme", name);
+  mkdirSync(lws, { recursive: true, mode: 0o755 });
+  const lvalues = valuesOf(w, { workspace: lws, run: join(w.data, "runs", run), mainWorkspace: ws, mainRun: runDir }, extra);
+  // launchedBy is the caller the broker's capability names, not what the scenario says.
+  const linstance = parseInstance({ ...spec.instance, workspace: lws, run, launchedBy: by });
+  return { w, spec, instance: linstance, values: lvalues, hostEnv, turnTimeoutSeconds: s.turnTimeoutSeconds, fileKeys: fileKeysOf(spec.assertions, lvalues), event: eventOf(name) };
+}
+
+/** Every assertion of the main session and of each launched one, and a fail for each stray launch. */
+function judgeScenario(s: Scenario, values: Values, main: Evidence | null, service: LaunchService | null, evidenceOf: (e: SessionEvidence | null) => Evidence | null, problem: string | null): AssertionResult[] {
+  const assertions = judgeAll(s.name, "", s.assertions, main, values, problem === null ? null : `the run did not complete: ${problem}`);
   for (const spec of s.launches) {
     const name = spec.instance.instance;
     const r = service?.runs().find((x) => x.spec === spec);
@@ -135,19 +172,12 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
     assertions.push(...judgeAll(name, `${name}: `, spec.assertions, evidenceOf(r?.evidence ?? null), r?.setup.values ?? values, why));
   }
   for (const stray of service?.strays() ?? []) assertions.push({ session: s.name, label: `launch ${stray.launch.instance}`, because: "a launch the broker accepted must start a session", verdict: "fail", detail: stray.why });
-  const result: ScenarioResult = {
-    name: s.name, harness: harnessesOf(s), seconds: (Date.now() - t0) / 1000, problem, assertions,
-    verdict: assertions.every((a) => a.verdict === "pass") ? "pass" : "fail", runDir: out,
-  };
-  event("verdict", { verdict: result.verdict });
-  writeFileSync(join(out, "events.jsonl"), events.map((e) => JSON.stringify(e)).join("\n") + "\n");
-  writeFileSync(join(out, "verdict.json"), JSON.stringify(result, null, 2) + "\n");
-  return result;
+  return assertions;
 }
 
 /** Counts by verdict, for the summary line. */
-export function tally(results: readonly ScenarioResult[]): Record<VerdictKind, number> {
-  const t: Record<VerdictKind, number> = { pass: 0, fail: 0, unobserved: 0 };
+export function tally(results: readonly ScenarioResult[]): Record<AssertionVerdictKind, number> {
+  const t: Record<AssertionVerdictKind, number> = { pass: 0, fail: 0, unobserved: 0 };
   for (const r of results) for (const a of r.assertions) t[a.verdict]++;
   return t;
 }

@@ -55,7 +55,7 @@ function readTree(dirs: readonly string[]): Record<string, string> {
   return out;
 }
 
-export interface SessionSetup {
+export interface SessionRunSetup {
   w: RuntimeWorld;
   spec: LaunchedSession;
   /** The resolved instance: its workspace, run and launchedBy set by the caller. */
@@ -81,24 +81,37 @@ export interface SessionRun {
 }
 
 /** Launches the session and waits for its claim; on any failure nothing is left running and the error is thrown. */
-export async function startSessionRun(st: SessionSetup): Promise<SessionRun> {
-  const { w, spec, instance, values } = st;
-  const runDir = join(w.data, "runs", instance.run);
+/** What a started session run holds while it runs. */
+type Live = { api: ScriptedApi; session: Session; hadProxy: boolean; over: boolean };
+type FileHashes = Record<string, { before: string | null; after: string | null }>;
+
+export async function startSessionRun(st: SessionRunSetup): Promise<SessionRun> {
   const replies: Array<string | null> = [];
-  const files: Record<string, { before: string | null; after: string | null }> = {};
-  let api: ScriptedApi | null = null;
-  let session: Session | null = null;
-  let hadProxy = false;
-  let over = false;
-  const stopAll = async () => {
-    const end = session === null ? null : await session.stop();
-    await api?.stop();
-    return end;
+  const files: FileHashes = {};
+  const live = await launchSession(st, files);
+  return {
+    async ask(body, from) {
+      const reply = await waitReply(st, live, replies.length + 1, body, from);
+      replies.push(reply);
+      return reply;
+    },
+    async finish(out) {
+      mkdirSync(out, { recursive: true });
+      const end = await live.session.stop();
+      await live.api.stop();
+      return collectEvidence(st, live, end, out, replies, files);
+    },
   };
+}
+
+/** The scripted API, then the launch through the real launcher, with the files hashed before any message; stops what it started if the run cannot be claimed. */
+async function launchSession(st: SessionRunSetup, files: FileHashes): Promise<Live> {
+  const { w, spec, instance, values } = st;
+  // The fake harness gets a scripted API with no turns too: a model call from its shell is a recorded failure, never a call to the public API.
+  const scriptValues = Object.fromEntries(Object.entries(values).filter(([k]) => !TEMPLATE_VARS[k as TemplateVar].assertionsOnly));
+  const api = await startScriptedApi({ ...(spec.model !== null ? { script: fillTemplateVars(spec.model, scriptValues) } : {}), onFailure: (f) => st.event("model-failure", f) });
+  let session: Session | null = null;
   try {
-    // The fake harness gets a scripted API with no turns too: a model call from its shell is a recorded failure, never a call to the public API.
-    const scriptValues = Object.fromEntries(Object.entries(values).filter(([k]) => !TEMPLATE_VARS[k as TemplateVar].assertionsOnly));
-    api = await startScriptedApi({ ...(spec.model !== null ? { script: fillTemplateVars(spec.model, scriptValues) } : {}), onFailure: (f) => st.event("model-failure", f) });
     st.event("model-up", { url: api.url, turns: spec.model?.turns.length ?? 0 });
     const req = w.request(instance, {
       adapter: spec.harness === "fake" ? w.request(instance).adapter! : { kind: "harness" },
@@ -110,70 +123,72 @@ export async function startSessionRun(st: SessionSetup): Promise<SessionRun> {
     if (prepared.kind === "refuse") throw new Error(`the launcher refused: ${prepared.code}: ${prepared.message}`);
     const p = applyFault(spec, instance.workspace, REPO_ROOT, applyBreak(spec, w, prepared.prepared));
     session = start(p);
-    hadProxy = p.session.sessionFile.model !== null;
+    const live: Live = { api, session, hadProxy: p.session.sessionFile.model !== null, over: false };
     st.event("launched", { run: instance.run, harness: spec.harness, launchedBy: instance.launchedBy, break: spec.break, fault: spec.fault });
     st.afterStart?.();
     // Hashed once the launch has written the bundle and session.json, before any message: nothing in the sandbox has acted yet.
     for (const f of st.fileKeys) files[f] = { before: sha256(f), after: null };
     await waitClaimed(w, session, instance.run);
-    void session.exited.then(() => (over = true));
+    void session.exited.then(() => (live.over = true));
     st.event("claimed");
+    return live;
   } catch (e) {
-    await stopAll();
+    if (session !== null) await session.stop();
+    await api.stop();
     throw e;
   }
-  const s = session;
-  return {
-    async ask(body, from) {
-      st.event("message", { n: replies.length + 1, from, body });
-      const id = w.broker.deliver(instance.instance, { from, body });
-      let reply: { body: string | null; why?: string } = { body: null, why: `no reply within ${MESSAGE_TIMEOUT_MS} ms` };
-      for (const t0 = Date.now(); Date.now() - t0 < MESSAGE_TIMEOUT_MS; ) {
-        const got = w.broker.sentTo(from).find((m) => m.kind === "result" && m.replyTo === id);
-        if (got !== undefined) {
-          reply = { body: got.body };
-          break;
-        }
-        if (over) {
-          reply = { body: null, why: "the runner exited before it replied" };
-          break;
-        }
-        await new Promise((ok) => setTimeout(ok, 25));
-      }
-      replies.push(reply.body);
-      st.event(reply.body === null ? "no-reply" : "reply", reply);
-      return reply.body;
-    },
-    async finish(out) {
-      mkdirSync(out, { recursive: true });
-      const end = await stopAll();
-      const stderr: string[] = [];
-      let exit: number | null = null;
-      if (end !== null) {
-        st.event("stopped", { reason: end.reason, end: end.end });
-        exit = end.end.kind === "code" ? end.end.code : null;
-        stderr.push(end.stderr);
-        writeFileSync(join(out, "runner.stderr"), end.stderr);
-      }
-      const turns = join(runDir, "turns");
-      if (existsSync(turns)) {
-        mkdirSync(join(out, "turns"), { recursive: true });
-        for (const n of readdirSync(turns).filter((n) => n.endsWith(".stderr")).sort()) {
-          copyFileSync(join(turns, n), join(out, "turns", n));
-          stderr.push(readFileSync(join(turns, n), "utf8"));
-        }
-      }
-      for (const f of st.fileKeys) files[f] = { before: files[f]?.before ?? null, after: sha256(f) };
-      const egressFile = egressLogPath(w.stateDir, instance.run);
-      // The proxy writes its log at its first request: a proxy that saw none leaves no file, and an empty log.
-      const egress = existsSync(egressFile) ? readFileSync(egressFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : hadProxy ? [] : null;
-      if (existsSync(egressFile)) copyFileSync(egressFile, join(out, "egress.jsonl"));
-      const broker = w.broker.records().filter((r) => r.run === instance.run);
-      const requests = api?.requests() ?? null;
-      writeFileSync(join(out, "requests.json"), JSON.stringify(requests ?? [], null, 2) + "\n");
-      // The capabilities were the stand-in broker's and are void now; they are still kept out of the record.
-      writeFileSync(join(out, "broker.json"), JSON.stringify(broker.map((r) => ({ ...r, cap: r.cap === null ? null : "<capability>" })), null, 2) + "\n");
-      return { replies, requests, broker, egress, stderr, files, exit, transcripts: readTree([join(runDir, "home"), join(runDir, "session")]), argv: s.plan.argv };
-    },
-  };
+}
+
+/** Delivers one message and waits for its RESULT, until the runner exits or the timeout. */
+async function waitReply(st: SessionRunSetup, live: Live, n: number, body: string, from: string): Promise<string | null> {
+  const { w, instance } = st;
+  st.event("message", { n, from, body });
+  const id = w.broker.deliver(instance.instance, { from, body });
+  let reply: { body: string | null; why?: string } = { body: null, why: `no reply within ${MESSAGE_TIMEOUT_MS} ms` };
+  for (const t0 = Date.now(); Date.now() - t0 < MESSAGE_TIMEOUT_MS; ) {
+    const got = w.broker.sentTo(from).find((m) => m.kind === "result" && m.replyTo === id);
+    if (got !== undefined) {
+      reply = { body: got.body };
+      break;
+    }
+    if (live.over) {
+      reply = { body: null, why: "the runner exited before it replied" };
+      break;
+    }
+    await new Promise((ok) => setTimeout(ok, 25));
+  }
+  st.event(reply.body === null ? "no-reply" : "reply", reply);
+  return reply.body;
+}
+
+/** Everything the assertions judge, read from the ended run and copied into `out`. */
+function collectEvidence(st: SessionRunSetup, live: Live, end: Awaited<ReturnType<Session["stop"]>>, out: string, replies: Array<string | null>, files: FileHashes): SessionEvidence {
+  const { w, instance } = st;
+  const runDir = join(w.data, "runs", instance.run);
+  st.event("stopped", { reason: end.reason, end: end.end });
+  writeFileSync(join(out, "runner.stderr"), end.stderr);
+  const stderr = [end.stderr, ...keepTurnStderr(runDir, out)];
+  for (const f of st.fileKeys) files[f] = { before: files[f]?.before ?? null, after: sha256(f) };
+  const egressFile = egressLogPath(w.stateDir, instance.run);
+  // The proxy writes its log at its first request: a proxy that saw none leaves no file, and an empty log.
+  const egress = existsSync(egressFile) ? readFileSync(egressFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : live.hadProxy ? [] : null;
+  if (existsSync(egressFile)) copyFileSync(egressFile, join(out, "egress.jsonl"));
+  const broker = w.broker.records().filter((r) => r.run === instance.run);
+  const requests = live.api.requests();
+  writeFileSync(join(out, "requests.json"), JSON.stringify(requests, null, 2) + "\n");
+  // The capabilities were the stand-in broker's and are void now; they are still kept out of the record.
+  writeFileSync(join(out, "broker.json"), JSON.stringify(broker.map((r) => ({ ...r, cap: r.cap === null ? null : "<capability>" })), null, 2) + "\n");
+  const exit = end.end.kind === "code" ? end.end.code : null;
+  return { replies, requests, broker, egress, stderr, files, exit, transcripts: readTree([join(runDir, "home"), join(runDir, "session")]), argv: live.session.plan.argv };
+}
+
+/** Each turn's stderr file, copied into `out/turns`, and its text. */
+function keepTurnStderr(runDir: string, out: string): string[] {
+  const turns = join(runDir, "turns");
+  if (!existsSync(turns)) return [];
+  mkdirSync(join(out, "turns"), { recursive: true });
+  return readdirSync(turns).filter((n) => n.endsWith(".stderr")).sort().map((n) => {
+    copyFileSync(join(turns, n), join(out, "turns", n));
+    return readFileSync(join(turns, n), "utf8");
+  });
 }

@@ -65,17 +65,44 @@ function close(server: Server): Promise<void> {
  * per path). A root host's sessions run as their own uid (`sessions`): the sockets are theirs, so
  * they can connect; nobody else can.
  */
+/** What the broker's connections and its handle share: its state, the record of calls, the open connections. */
+type Held = { state: BrokerState; records: CallRecord[]; connections: Set<Socket>; unresponsive: boolean };
+
 export async function startBroker(opts: { dir: string; sessions?: { uid: number; gid: number } | null }): Promise<StandInBroker> {
   const brokerSocket = socketPath(opts.dir, "broker.sock");
   const launchSocket = socketPath(opts.dir, "launch.sock");
-  let state = core.newBrokerState();
-  const records: CallRecord[] = [];
-  const connections = new Set<Socket>();
-  let unresponsive = false;
+  const held: Held = { state: core.newBrokerState(), records: [], connections: new Set(), unresponsive: false };
+  const brokerServer = createServer(serveConnection(held, "broker"));
+  const launchServer = createServer(serveConnection(held, "launch"));
+  await listen(brokerServer, brokerSocket);
+  try {
+    await listen(launchServer, launchSocket);
+    chmodSync(brokerSocket, SOCKET_MODE);
+    chmodSync(launchSocket, SOCKET_MODE);
+    if (opts.sessions) for (const p of [brokerSocket, launchSocket]) chownSync(p, opts.sessions.uid, opts.sessions.gid);
+  } catch (e) {
+    await Promise.all([close(brokerServer), close(launchServer)]);
+    rmSync(brokerSocket, { force: true });
+    throw e;
+  }
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      for (const c of held.connections) c.destroy();
+      await Promise.all([close(brokerServer), close(launchServer)]);
+      rmSync(brokerSocket, { force: true });
+      rmSync(launchSocket, { force: true });
+    })();
+    return stopped;
+  };
+  return { brokerSocket, launchSocket, ...brokerControls(held), stop };
+}
 
-  const serve = (name: SocketName) => (conn: Socket) => {
-    connections.add(conn);
-    conn.on("close", () => connections.delete(conn));
+/** One connection on one socket: each framed line handled in order, each answer written back. */
+function serveConnection(held: Held, name: SocketName): (conn: Socket) => void {
+  return (conn) => {
+    held.connections.add(conn);
+    conn.on("close", () => held.connections.delete(conn));
     // A peer that goes away mid-line or mid-response is fine: nothing to answer.
     conn.on("error", () => {});
     conn.on("drain", () => conn.resume());
@@ -89,13 +116,13 @@ export async function startBroker(opts: { dir: string; sessions?: { uid: number;
         const line = parseFrame(frame, framer.max);
         if (line === null) continue;
         const at = new Date().toISOString();
-        if (unresponsive) {
-          records.push({ at, ...core.recordUnanswered(state, line, name) });
+        if (held.unresponsive) {
+          held.records.push({ at, ...core.recordUnanswered(held.state, line, name) });
           continue;
         }
-        const out = core.handleLine(state, line, name);
-        state = out.state;
-        records.push({ at, ...out.record });
+        const out = core.handleLine(held.state, line, name);
+        held.state = out.state;
+        held.records.push({ at, ...out.record });
         // A request read is done even when its peer has gone; only the answer is lost.
         if (conn.writable && !conn.write(renderResponse(out.response))) conn.pause();
         // After an over-long line the rest of the stream is suspect: answer, then close.
@@ -107,60 +134,37 @@ export async function startBroker(opts: { dir: string; sessions?: { uid: number;
       }
     });
   };
+}
 
-  const brokerServer = createServer(serve("broker"));
-  const launchServer = createServer(serve("launch"));
-  await listen(brokerServer, brokerSocket);
-  try {
-    await listen(launchServer, launchSocket);
-    chmodSync(brokerSocket, SOCKET_MODE);
-    chmodSync(launchSocket, SOCKET_MODE);
-    if (opts.sessions) for (const p of [brokerSocket, launchSocket]) chownSync(p, opts.sessions.uid, opts.sessions.gid);
-  } catch (e) {
-    await Promise.all([close(brokerServer), close(launchServer)]);
-    rmSync(brokerSocket, { force: true });
-    throw e;
-  }
-
-  let stopped: Promise<void> | undefined;
+/** What a test does to the broker from the host side, each a step of the pure state. */
+function brokerControls(held: Held): Omit<StandInBroker, "brokerSocket" | "launchSocket" | "stop"> {
   return {
-    brokerSocket,
-    launchSocket,
     issueCapability: (binding) => {
-      const r = core.issueCapability(state, binding, randomBytes(32));
-      state = r.state;
+      const r = core.issueCapability(held.state, binding, randomBytes(32));
+      held.state = r.state;
       return r.cap;
     },
     endRun: (run) => {
-      state = core.endRun(state, run);
+      held.state = core.endRun(held.state, run);
     },
     revokeClaim: (instance) => {
-      const r = core.revokeClaim(state, instance);
-      state = r.state;
+      const r = core.revokeClaim(held.state, instance);
+      held.state = r.state;
       return r.revoked;
     },
     deliver: (instance, m) => {
-      const r = core.deliver(state, instance, m);
-      state = r.state;
+      const r = core.deliver(held.state, instance, m);
+      held.state = r.state;
       return r.id;
     },
-    sentTo: (instance) => core.sentTo(state, instance),
-    records: () => [...records],
+    sentTo: (instance) => core.sentTo(held.state, instance),
+    records: () => [...held.records],
     setPolicy: (instance, policy) => {
-      state = core.setPolicy(state, instance, policy);
+      held.state = core.setPolicy(held.state, instance, policy);
     },
     setUnresponsive: (on) => {
-      unresponsive = on;
+      held.unresponsive = on;
     },
-    state: () => state,
-    stop: () => {
-      stopped ??= (async () => {
-        for (const c of connections) c.destroy();
-        await Promise.all([close(brokerServer), close(launchServer)]);
-        rmSync(brokerSocket, { force: true });
-        rmSync(launchSocket, { force: true });
-      })();
-      return stopped;
-    },
+    state: () => held.state,
   };
 }
