@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect } from "vitest";
 import { gateCompileCacheDir } from "../src/core/bundle/hook.ts";
 import { decideLaunch, type LaunchPlan } from "../src/core/launch/decide-launch.ts";
 import { parseInstance, parseSettings } from "../src/core/launch/instance.ts";
+import { readHostFacts } from "../src/host/host-facts.ts";
 import { readLaunchFacts } from "../src/host/launch-facts.ts";
 import { warmGateCache } from "../src/host/warm-gate-cache.ts";
 import { writeBundle } from "../src/host/write-bundle.ts";
@@ -53,7 +54,7 @@ function prepare(name: string, example: "claude-coder" | "pi-coder", apiUrl: str
   const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
   const hostEnv = { PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE, ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "stand-in-api-key", LANG: "C.UTF-8" };
   // The session runs unconfined here, so whether bwrap could confine it does not enter the plan.
-  const facts = { ...readLaunchFacts({ repo: REPO_ROOT, runDir: run, env: hostEnv }), sandboxProblem: null };
+  const facts = { ...readLaunchFacts(readHostFacts({ repo: REPO_ROOT, env: hostEnv }), { repo: REPO_ROOT, runDir: run }), sandboxProblem: null };
   const decision = decideLaunch(instance, settings, facts, hostEnv);
   if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
   const plan = decision.plan;

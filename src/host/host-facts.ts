@@ -12,12 +12,16 @@ export function stateDirOf(repo: string, env: NodeJS.ProcessEnv = process.env): 
   return env.MOSAIC_STATE_DIR || join(repo, ".scratch", "state");
 }
 
-/** Reads the facts the sandbox decisions need from this machine. No decision is made here. */
+/**
+ * Reads the facts the sandbox decisions need from this machine. No decision is made here. A launch
+ * reads them once and hands them to readLaunchFacts(), so the binary it probes and the one it binds
+ * are the same.
+ */
 export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwrap?: string; stateDir?: string }): HostFacts {
   const env = opts.env ?? process.env;
   const uid = process.getuid?.() ?? -1;
   const top = Object.fromEntries(TOP_LINKS.map((p) => [p, readTop(p)])) as HostFacts["top"];
-  const claudePath = claudeOnHost(env);
+  const claudePath = resolveClaudeBinary(env);
   return {
     top,
     node: { path: process.execPath, realPath: realpathSync(process.execPath) },
@@ -34,10 +38,11 @@ export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwr
 }
 
 /**
- * MOSAIC_CLAUDE_BIN when set, else claude on PATH. A relative pin names nothing here: it is not
+ * The Claude Code binary a launch probes, binds and runs: MOSAIC_CLAUDE_BIN when set, else claude
+ * from PATH's absolute directories, else undefined. A relative pin names nothing here: it is not
  * resolved against the host's working directory, bound or run, and the preflight refuses it.
  */
-function claudeOnHost(env: NodeJS.ProcessEnv): string | undefined {
+export function resolveClaudeBinary(env: Readonly<Record<string, string | undefined>>): string | undefined {
   const pinned = env.MOSAIC_CLAUDE_BIN ?? "";
   if (pinned === "") return findOnPath("claude", env.PATH ?? "");
   return pinned.startsWith("/") ? pinned : undefined; // safety: host-facts-relative-claude

@@ -6,8 +6,7 @@ import type { SourceDigests } from "../core/bundle/plan-bundle.ts";
 import type { LaunchFacts } from "../core/launch/decide-launch.ts";
 import { loadHarness } from "../core/route/loader.ts";
 import type { BinaryFacts } from "../core/route/types.ts";
-import type { Harness } from "../core/sandbox/types.ts";
-import { findOnPath, readHostFacts } from "./host-facts.ts";
+import type { Harness, HostFacts } from "../core/sandbox/types.ts";
 import { sandboxProblem } from "./sandbox-probe.ts";
 
 /** The sources a session's confinement runs from; their digests go into every manifest. */
@@ -58,10 +57,14 @@ export function readBinaryFacts(harness: Harness, path: string): BinaryFacts {
   return facts;
 }
 
-/** Reads what decideLaunch needs from this machine. No decision is made here. */
-export function readLaunchFacts(opts: { repo: string; runDir: string; env: NodeJS.ProcessEnv; bwrap?: string }): LaunchFacts {
-  const pinned = opts.env.MOSAIC_CLAUDE_BIN ?? "";
-  const claude = pinned !== "" ? pinned : findOnPath("claude", opts.env.PATH ?? "") ?? "claude";
+/**
+ * Reads what decideLaunch needs from this machine. No decision is made here. The host facts come
+ * in, read once by the caller: the Claude Code binary probed here is the one the session binds and
+ * runs, and the sandbox probe proves the runner node and state directory the launch uses.
+ */
+export function readLaunchFacts(host: HostFacts, opts: { repo: string; runDir: string; bwrap?: string }): LaunchFacts {
+  // No binary resolved: the preflight names claude as missing; a relative name is never probed.
+  const claude = host.claude?.path ?? "claude";
   return {
     repo: opts.repo,
     runDir: opts.runDir,
@@ -70,7 +73,7 @@ export function readLaunchFacts(opts: { repo: string; runDir: string; env: NodeJ
       pi: readBinaryFacts("pi", join(opts.repo, "node_modules/.bin/pi")),
       "claude-code": readBinaryFacts("claude-code", claude),
     },
-    sandboxProblem: sandboxProblem(readHostFacts({ repo: opts.repo, env: opts.env }), { bwrap: opts.bwrap }),
+    sandboxProblem: sandboxProblem(host, { bwrap: opts.bwrap }),
     digests: readSourceDigests(opts.repo),
   };
 }

@@ -104,11 +104,12 @@ const STOP_EVERY_MS = 1000;
 /** decideLaunch() and planSession(): a refusal, or the whole plan, and nothing on disk yet. */
 export function prepareLaunch(req: LaunchRequest): { kind: "refuse"; code: RefusalCode; message: string } | { kind: "ready"; prepared: PreparedLaunch } {
   const { instance, repo, runDir } = req;
-  const launchFacts = readLaunchFacts({ repo, runDir, env: { ...req.hostEnv }, ...(req.bwrap !== undefined ? { bwrap: req.bwrap } : {}) });
+  // Read once: the decision's preflight and sandbox probe and the session's plan see one machine.
+  const facts: HostFacts = readHostFacts({ repo, env: { ...req.hostEnv }, stateDir: req.stateDir });
+  const launchFacts = readLaunchFacts(facts, { repo, runDir, ...(req.bwrap !== undefined ? { bwrap: req.bwrap } : {}) });
   const decision = decideLaunch(instance, req.settings, launchFacts, req.hostEnv);
   if (decision.kind === "refuse") return decision;
   const plan = decision.plan;
-  const facts: HostFacts = readHostFacts({ repo, env: { ...req.hostEnv }, stateDir: req.stateDir });
   const adapter = req.adapter ?? { kind: "harness" };
   const session = planSession({
     plan, instance, facts, fs: realFsView(), repo, runDir,

@@ -103,7 +103,9 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
   const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
   // The host's environment: stand-in credentials the proxy adds upstream (hostEnv overrides; undefined removes).
   const env = Object.fromEntries(Object.entries({ PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE_BIN, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "stand-in-api-key", LANG: "C.UTF-8", ...hostEnv }).filter(([, v]) => v !== undefined));
-  const decision = decideLaunch(instance, settings, readLaunchFacts({ repo: REPO_ROOT, runDir: run, env }), env);
+  // The facts the session is planned and bound with are the ones its launch was decided on.
+  const facts: HostFacts = { ...setup.hostFacts, home: setup.founderHome, claude: { path: CLAUDE_BIN, realPath: realpathSync(CLAUDE_BIN) } };
+  const decision = decideLaunch(instance, settings, readLaunchFacts(facts, { repo: REPO_ROOT, runDir: run }), env);
   if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
   writeBundle(decision.plan.bundleDir, decision.plan.bundle);
   if (decision.plan.harness === "claude-code") warmGateCache(setup.hostFacts.node.path, REPO_ROOT, gateCompileCacheDir(decision.plan.bundleDir));
@@ -133,7 +135,6 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
     workspace: ws,
     runDir: run,
   };
-  const facts: HostFacts = { ...setup.hostFacts, home: setup.founderHome, claude: { path: CLAUDE_BIN, realPath: realpathSync(CLAUDE_BIN) } };
   return { plan: decision.plan, spec, facts, ws, run, home, gatePackages: gate.packages, apiUrl, hostEnv: env, egressLog: egressLogPath(join(R, "state"), name) };
 }
 
