@@ -89,38 +89,24 @@ export type LiveSession = {
 /** Plans and writes one launch of a shipped example instance (claude-coder or pi-coder) under setup.root. */
 export function planLiveSession(setup: SessionSetup, name: string, apiUrl: string, example: "claude-coder" | "pi-coder", hostEnv: Record<string, string | undefined> = {}): LiveSession {
   const R = setup.root;
-  const ws = join(R, "data/workspaces/acme", name);
-  const run = join(R, "data/runs", name);
-  const home = join(run, "home-seed");
-  for (const d of [ws, home, join(run, "home"), join(run, "turns"), join(run, "sock")]) mkdirSync(d, { recursive: true });
-  chmodSync(join(run, "home"), 0o700);
-  chmodSync(join(run, "sock"), 0o700);
-  // The host's record of the session; binds() mounts it read-only, so it must exist.
-  writeFileSync(join(run, "session.json"), JSON.stringify({ run: name }) + "\n");
-
-  const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
-  const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
-  const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
+  const { ws, run, home } = layOutRun(R, name);
   // The host's environment: stand-in credentials the proxy adds upstream (hostEnv overrides; undefined removes).
   const env = Object.fromEntries(Object.entries({ PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE_BIN, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "stand-in-api-key", LANG: "C.UTF-8", ...hostEnv }).filter(([, v]) => v !== undefined));
   // The facts the session is planned and bound with are the ones its launch was decided on.
   const facts: HostFacts = { ...setup.hostFacts, home: setup.founderHome, claude: { path: CLAUDE_BIN, realPath: realpathSync(CLAUDE_BIN) } };
-  const decision = decideLaunch(instance, settings, readLaunchFacts(facts, { repo: REPO_ROOT, runDir: run }), env);
-  if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
-  writeBundle(decision.plan.bundleDir, decision.plan.bundle);
-  if (decision.plan.harness === "claude-code") warmGateCache(setup.hostFacts.node.path, REPO_ROOT, gateCompileCacheDir(decision.plan.bundleDir));
-
-  const harness = decision.plan.harness;
+  const plan = decideExample(example, name, ws, run, facts, env);
+  writeBundle(plan.bundleDir, plan.bundle);
+  if (plan.harness === "claude-code") warmGateCache(setup.hostFacts.node.path, REPO_ROOT, gateCompileCacheDir(plan.bundleDir));
+  const harness = plan.harness;
   const gate = importGraph([join(REPO_ROOT, harness === "pi" ? "src/host/pi-extension.ts" : "src/host/claude-gate.ts")]);
   if (harness === "pi") {
     // Pi ignores ANTHROPIC_BASE_URL; the bundle's models.json routes its provider to the in-sandbox
     // model port with the placeholder key, and Pi reads it from its agent dir, as the launcher copies it.
-    const agentDir = decision.plan.adapter.env.PI_CODING_AGENT_DIR!;
+    const agentDir = plan.adapter.env.PI_CODING_AGENT_DIR!;
     mkdirSync(agentDir, { recursive: true });
-    writeFileSync(join(agentDir, "models.json"), decision.plan.bundle["models.json"]!);
+    writeFileSync(join(agentDir, "models.json"), plan.bundle["models.json"]!);
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
   }
-
   const runner = join(R, "runner-stand-in.ts");
   writeFileSync(runner, "// the runner is not built yet; the session command replaces it\n");
   const spec: SandboxSpec = {
@@ -135,7 +121,30 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
     workspace: ws,
     runDir: run,
   };
-  return { plan: decision.plan, spec, facts, ws, run, home, gatePackages: gate.packages, apiUrl, hostEnv: env, egressLog: egressLogPath(join(R, "state"), name) };
+  return { plan, spec, facts, ws, run, home, gatePackages: gate.packages, apiUrl, hostEnv: env, egressLog: egressLogPath(join(R, "state"), name) };
+}
+
+/** The session's workspace and run directory, with what the host writes into a run before a launch. */
+function layOutRun(root: string, name: string): { ws: string; run: string; home: string } {
+  const ws = join(root, "data/workspaces/acme", name);
+  const run = join(root, "data/runs", name);
+  const home = join(run, "home-seed");
+  for (const d of [ws, home, join(run, "home"), join(run, "turns"), join(run, "sock")]) mkdirSync(d, { recursive: true });
+  chmodSync(join(run, "home"), 0o700);
+  chmodSync(join(run, "sock"), 0o700);
+  // The host's record of the session; binds() mounts it read-only, so it must exist.
+  writeFileSync(join(run, "session.json"), JSON.stringify({ run: name }) + "\n");
+  return { ws, run, home };
+}
+
+/** The shipped example instance, decided as the launcher decides it; anything but a launch throws. */
+function decideExample(example: "claude-coder" | "pi-coder", name: string, ws: string, run: string, facts: HostFacts, env: Record<string, string | undefined>) {
+  const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
+  const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
+  const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
+  const decision = decideLaunch(instance, settings, readLaunchFacts(facts, { repo: REPO_ROOT, runDir: run }), env);
+  if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
+  return decision.plan;
 }
 
 /**
