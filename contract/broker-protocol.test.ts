@@ -1,8 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  MAX_LINE_BYTES, newFramer, parseLineBytes, parseRequest, pushChunk, readLines, renderRequest, renderResponse,
-  type BrokerRequest, type Framer, type ParsedLine,
+  MAX_LINE_BYTES,
+  newFramer,
+  parseLineBytes,
+  parseRequest,
+  pushChunk,
+  readLines,
+  renderRequest,
+  renderResponse,
+  type BrokerRequest,
+  type Framer,
+  type ParsedLine,
 } from "../src/conformance/stand-ins/broker/protocol.ts";
 import { handleLine, newBrokerState } from "../src/conformance/stand-ins/broker/state.ts";
 
@@ -47,22 +56,70 @@ const OK = { id: 1, cap: "c", verb: "role.claim", args: {} };
 describe("parseRequest: one line's text", () => {
   it.each<[string, string, ParsedLine]>([
     ["a request", JSON.stringify(OK), { kind: "request", request: OK }],
-    ["a string id and args", `{"id":"a","cap":"","verb":"message.send","args":{"to":"x","body":"y"}}`, { kind: "request", request: { id: "a", cap: "", verb: "message.send", args: { to: "x", body: "y" } } }],
-    ["not JSON", `{"id":1,`, { kind: "bad", id: null, field: "line", reason: expect.stringMatching(/^not JSON \(/) as unknown as string }],
+    [
+      "a string id and args",
+      `{"id":"a","cap":"","verb":"message.send","args":{"to":"x","body":"y"}}`,
+      { kind: "request", request: { id: "a", cap: "", verb: "message.send", args: { to: "x", body: "y" } } },
+    ],
+    [
+      "not JSON",
+      `{"id":1,`,
+      { kind: "bad", id: null, field: "line", reason: expect.stringMatching(/^not JSON \(/) as unknown as string },
+    ],
     ["an array", `[1,2]`, { kind: "bad", id: null, field: "line", reason: "not a JSON object" }],
     ["null", `null`, { kind: "bad", id: null, field: "line", reason: "not a JSON object" }],
     ["a number", `7`, { kind: "bad", id: null, field: "line", reason: "not a JSON object" }],
-    ["no id", `{"cap":"c","verb":"v","args":{}}`, { kind: "bad", id: null, field: "id", reason: "must be a string or a finite number" }],
-    ["an object id", `{"id":{},"cap":"c","verb":"v","args":{}}`, { kind: "bad", id: null, field: "id", reason: "must be a string or a finite number" }],
-    ["an id that overflows to Infinity", `{"id":1e999,"cap":"c","verb":"v","args":{}}`, { kind: "bad", id: null, field: "id", reason: "must be a string or a finite number" }],
-    ["an unknown field, named", `{"id":2,"cap":"c","verb":"v","args":{},"capability":"x"}`, { kind: "bad", id: 2, field: "capability", reason: "not a field of a request (id, cap, verb, args)" }],
-    ["a __proto__ field", `{"id":2,"cap":"c","verb":"v","args":{},"__proto__":{}}`, { kind: "bad", id: 2, field: "__proto__", reason: "not a field of a request (id, cap, verb, args)" }],
+    [
+      "no id",
+      `{"cap":"c","verb":"v","args":{}}`,
+      { kind: "bad", id: null, field: "id", reason: "must be a string or a finite number" },
+    ],
+    [
+      "an object id",
+      `{"id":{},"cap":"c","verb":"v","args":{}}`,
+      { kind: "bad", id: null, field: "id", reason: "must be a string or a finite number" },
+    ],
+    [
+      "an id that overflows to Infinity",
+      `{"id":1e999,"cap":"c","verb":"v","args":{}}`,
+      { kind: "bad", id: null, field: "id", reason: "must be a string or a finite number" },
+    ],
+    [
+      "an unknown field, named",
+      `{"id":2,"cap":"c","verb":"v","args":{},"capability":"x"}`,
+      { kind: "bad", id: 2, field: "capability", reason: "not a field of a request (id, cap, verb, args)" },
+    ],
+    [
+      "a __proto__ field",
+      `{"id":2,"cap":"c","verb":"v","args":{},"__proto__":{}}`,
+      { kind: "bad", id: 2, field: "__proto__", reason: "not a field of a request (id, cap, verb, args)" },
+    ],
     ["no cap", `{"id":3,"verb":"v","args":{}}`, { kind: "bad", id: 3, field: "cap", reason: "must be a string" }],
-    ["a number cap", `{"id":3,"cap":5,"verb":"v","args":{}}`, { kind: "bad", id: 3, field: "cap", reason: "must be a string" }],
-    ["an empty verb", `{"id":4,"cap":"c","verb":"","args":{}}`, { kind: "bad", id: 4, field: "verb", reason: "must be a non-empty string" }],
-    ["no args", `{"id":5,"cap":"c","verb":"v"}`, { kind: "bad", id: 5, field: "args", reason: "must be a JSON object" }],
-    ["array args", `{"id":5,"cap":"c","verb":"v","args":[]}`, { kind: "bad", id: 5, field: "args", reason: "must be a JSON object" }],
-    ["null args", `{"id":5,"cap":"c","verb":"v","args":null}`, { kind: "bad", id: 5, field: "args", reason: "must be a JSON object" }],
+    [
+      "a number cap",
+      `{"id":3,"cap":5,"verb":"v","args":{}}`,
+      { kind: "bad", id: 3, field: "cap", reason: "must be a string" },
+    ],
+    [
+      "an empty verb",
+      `{"id":4,"cap":"c","verb":"","args":{}}`,
+      { kind: "bad", id: 4, field: "verb", reason: "must be a non-empty string" },
+    ],
+    [
+      "no args",
+      `{"id":5,"cap":"c","verb":"v"}`,
+      { kind: "bad", id: 5, field: "args", reason: "must be a JSON object" },
+    ],
+    [
+      "array args",
+      `{"id":5,"cap":"c","verb":"v","args":[]}`,
+      { kind: "bad", id: 5, field: "args", reason: "must be a JSON object" },
+    ],
+    [
+      "null args",
+      `{"id":5,"cap":"c","verb":"v","args":null}`,
+      { kind: "bad", id: 5, field: "args", reason: "must be a JSON object" },
+    ],
   ])("%s", (_n, line, want) => {
     expect(parseRequest(line)).toEqual(want);
   });
@@ -85,7 +142,12 @@ describe("parseLineBytes: decoding one framed line", () => {
     ["an overlong encoding", [0xc0, 0xaf]],
     ["a UTF-16 surrogate", [0xed, 0xa0, 0x80]],
   ])("invalid UTF-8 (%s) is refused, not replaced", (_n, b) => {
-    expect(parseLineBytes(new Uint8Array(b))).toEqual({ kind: "bad", id: null, field: "line", reason: "not valid UTF-8" });
+    expect(parseLineBytes(new Uint8Array(b))).toEqual({
+      kind: "bad",
+      id: null,
+      field: "line",
+      reason: "not valid UTF-8",
+    });
   });
   it("valid multi-byte UTF-8 is kept", () => {
     const req = { ...OK, args: { body: "héllo ✓ 🙂" } };
@@ -140,7 +202,9 @@ describe("readLines: framing and parsing together", () => {
     expect(readAll([bytes("garbage\n" + JSON.stringify(OK) + "\n")]).map((l) => l.kind)).toEqual(["bad", "request"]);
   });
   it("the too-long line is a bad request naming the line", () => {
-    expect(readAll([bytes("abcdef\n")], newFramer(4))).toEqual([{ kind: "bad", id: null, field: "line", reason: "longer than 4 bytes" }]);
+    expect(readAll([bytes("abcdef\n")], newFramer(4))).toEqual([
+      { kind: "bad", id: null, field: "line", reason: "longer than 4 bytes" },
+    ]);
   });
 });
 
@@ -157,10 +221,17 @@ describe("rendering", () => {
 const SEED = 20261203;
 
 const requestArb: fc.Arbitrary<BrokerRequest> = fc.record({
-  id: fc.oneof(fc.string(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Object.is(d, -0))),
+  id: fc.oneof(
+    fc.string(),
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Object.is(d, -0)),
+  ),
   cap: fc.string(),
   verb: fc.string({ minLength: 1 }),
-  args: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3, noNullPrototype: true }) as fc.Arbitrary<Record<string, unknown>>,
+  args: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 }), {
+    maxKeys: 3,
+    noNullPrototype: true,
+  }) as fc.Arbitrary<Record<string, unknown>>,
 });
 
 /** A line's content: anything, but no newline (the framer's separator). */
@@ -174,35 +245,47 @@ describe("framer and parser properties (fixed seed)", () => {
   it("for any bytes cut anywhere: no throw, one parsed line per complete non-empty line, requests round-trip", () => {
     const seen = { request: 0, bad: 0, tooLong: 0, empty: 0 };
     fc.assert(
-      fc.property(fc.array(lineArb, { maxLength: 8 }), fc.boolean(), fc.array(fc.nat(), { maxLength: 6 }), fc.integer({ min: 16, max: 600 }), (lines, crlf, cuts, max) => {
-        const eol = crlf ? bytes("\r\n") : bytes("\n");
-        const whole = new Uint8Array(lines.reduce((n, l) => n + l.length + eol.length, 0));
-        let at = 0;
-        for (const l of lines) {
-          whole.set(l, at);
-          whole.set(eol, at + l.length);
-          at += l.length + eol.length;
-        }
-        const parsed = readAll(cut(whole, cuts), newFramer(max));
-        // What each line alone should give, framing aside: too-long, nothing (empty), or its parse.
-        const want = lines.flatMap((l): ParsedLine[] => {
-          const content = crlf ? new Uint8Array([...l, 0x0d]) : l;
-          if (content.length > max) return [{ kind: "bad", id: null, field: "line", reason: `longer than ${max} bytes` }];
-          const p = parseLineBytes(content);
-          return p === null ? [] : [p];
-        });
-        for (const w of want) w.kind === "request" ? seen.request++ : w.field === "line" && w.reason.startsWith("longer") ? seen.tooLong++ : seen.bad++;
-        seen.empty += lines.length - want.length;
-        expect(parsed).toEqual(want);
-        // Every parsed line gets exactly one response, with the request's id when it had one.
-        const state = newBrokerState();
-        for (const line of parsed) {
-          const out = handleLine(state, line, "broker");
-          expect(out.state).toBe(state);
-          expect(out.response.id).toEqual(line.kind === "request" ? line.request.id : line.id);
-          expect(renderResponse(out.response).split("\n")).toHaveLength(2);
-        }
-      }),
+      fc.property(
+        fc.array(lineArb, { maxLength: 8 }),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        fc.integer({ min: 16, max: 600 }),
+        (lines, crlf, cuts, max) => {
+          const eol = crlf ? bytes("\r\n") : bytes("\n");
+          const whole = new Uint8Array(lines.reduce((n, l) => n + l.length + eol.length, 0));
+          let at = 0;
+          for (const l of lines) {
+            whole.set(l, at);
+            whole.set(eol, at + l.length);
+            at += l.length + eol.length;
+          }
+          const parsed = readAll(cut(whole, cuts), newFramer(max));
+          // What each line alone should give, framing aside: too-long, nothing (empty), or its parse.
+          const want = lines.flatMap((l): ParsedLine[] => {
+            const content = crlf ? new Uint8Array([...l, 0x0d]) : l;
+            if (content.length > max)
+              return [{ kind: "bad", id: null, field: "line", reason: `longer than ${max} bytes` }];
+            const p = parseLineBytes(content);
+            return p === null ? [] : [p];
+          });
+          for (const w of want)
+            w.kind === "request"
+              ? seen.request++
+              : w.field === "line" && w.reason.startsWith("longer")
+                ? seen.tooLong++
+                : seen.bad++;
+          seen.empty += lines.length - want.length;
+          expect(parsed).toEqual(want);
+          // Every parsed line gets exactly one response, with the request's id when it had one.
+          const state = newBrokerState();
+          for (const line of parsed) {
+            const out = handleLine(state, line, "broker");
+            expect(out.state).toBe(state);
+            expect(out.response.id).toEqual(line.kind === "request" ? line.request.id : line.id);
+            expect(renderResponse(out.response).split("\n")).toHaveLength(2);
+          }
+        },
+      ),
       { seed: SEED, numRuns: 250 },
     );
     // Each kind of line well represented, or the property proves little.
@@ -211,20 +294,31 @@ describe("framer and parser properties (fixed seed)", () => {
 
   it("a rendered request, cut anywhere, parses back to itself", () => {
     fc.assert(
-      fc.property(fc.array(requestArb, { minLength: 1, maxLength: 4 }), fc.array(fc.nat(), { maxLength: 6 }), (reqs, cuts) => {
-        const parsed = readAll(cut(bytes(reqs.map(renderRequest).join("")), cuts));
-        expect(parsed).toEqual(reqs.map((request) => ({ kind: "request", request })));
-      }),
+      fc.property(
+        fc.array(requestArb, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (reqs, cuts) => {
+          const parsed = readAll(cut(bytes(reqs.map(renderRequest).join("")), cuts));
+          expect(parsed).toEqual(reqs.map((request) => ({ kind: "request", request })));
+        },
+      ),
       { seed: SEED, numRuns: 300 },
     );
   });
 
   it("parseRequest never throws on any string", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: "binary" }), fc.json(), fc.jsonValue().map((v) => JSON.stringify(v))), (s) => {
-        const p = parseRequest(s);
-        expect(["request", "bad"]).toContain(p.kind);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: "binary" }),
+          fc.json(),
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+        ),
+        (s) => {
+          const p = parseRequest(s);
+          expect(["request", "bad"]).toContain(p.kind);
+        },
+      ),
       { seed: SEED, numRuns: 500 },
     );
   });

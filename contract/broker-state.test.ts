@@ -1,8 +1,20 @@
 import { describe, expect, it } from "vitest";
 import type { ErrorCode } from "../src/conformance/stand-ins/broker/protocol.ts";
 import {
-  CATALOG_VERBS, VERBS, endRun, handleLine, issueCapability, newBrokerState, recordUnanswered, revokeClaim, sentTo, setPolicy, step,
-  type BrokerState, type SocketName, type StepOutput,
+  CATALOG_VERBS,
+  VERBS,
+  endRun,
+  handleLine,
+  issueCapability,
+  newBrokerState,
+  recordUnanswered,
+  revokeClaim,
+  sentTo,
+  setPolicy,
+  step,
+  type BrokerState,
+  type SocketName,
+  type StepOutput,
 } from "../src/conformance/stand-ins/broker/state.ts";
 import { TOOL_CATALOG } from "../src/core/tools/catalog.ts";
 import { isMosaicError } from "../src/core/errors.ts";
@@ -11,7 +23,13 @@ import { isMosaicError } from "../src/core/errors.ts";
 const rnd = (n: number) => new Uint8Array(32).fill(0xa0 + n);
 let serial = 0;
 
-function call(s: BrokerState, cap: string, verb: string, args: Record<string, unknown> = {}, socket: SocketName = socketOf(verb)): StepOutput {
+function call(
+  s: BrokerState,
+  cap: string,
+  verb: string,
+  args: Record<string, unknown> = {},
+  socket: SocketName = socketOf(verb),
+): StepOutput {
   return step(s, { id: ++serial, cap, verb, args }, socket);
 }
 
@@ -20,7 +38,12 @@ function socketOf(verb: string): SocketName {
 }
 
 /** Calls, expects ok, and gives the result and the next state. */
-function ok(s: BrokerState, cap: string, verb: string, args: Record<string, unknown> = {}): { s: BrokerState; result: any } {
+function ok(
+  s: BrokerState,
+  cap: string,
+  verb: string,
+  args: Record<string, unknown> = {},
+): { s: BrokerState; result: any } {
   const out = call(s, cap, verb, args);
   expect(out.response, `${verb} ${JSON.stringify(args)}`).toMatchObject({ ok: true });
   expect(out.record).toMatchObject({ outcome: "ok", capValid: true, verb, cap });
@@ -80,7 +103,9 @@ const EVERY_VERB = [...VERBS.keys()];
 
 describe("the verb table", () => {
   it("serves the runner's verbs, every typed-tool verb of the catalog, and launch", () => {
-    expect(EVERY_VERB.sort()).toEqual([...new Set([...CATALOG_VERBS, "role.claim", "role.release", "message.read", "message.send"])].sort());
+    expect(EVERY_VERB.sort()).toEqual(
+      [...new Set([...CATALOG_VERBS, "role.claim", "role.release", "message.read", "message.send"])].sort(),
+    );
     expect(Object.keys(SAMPLE_ARGS).sort()).toEqual(EVERY_VERB.sort());
   });
   it("every sample call succeeds for a claimed live capability (so a guard that fails is what refuses it below)", () => {
@@ -117,7 +142,15 @@ describe("capabilities", () => {
 
   it("a forged capability gets unauthenticated and has no effect, on every verb and both sockets", () => {
     const w = world();
-    const forged = ["11".repeat(31) + "12", "ff".repeat(32), w.a.slice(0, 63), w.a.toUpperCase(), "", "constructor", "__proto__"];
+    const forged = [
+      "11".repeat(31) + "12",
+      "ff".repeat(32),
+      w.a.slice(0, 63),
+      w.a.toUpperCase(),
+      "",
+      "constructor",
+      "__proto__",
+    ];
     for (const cap of forged) {
       for (const verb of [...EVERY_VERB, "no.such.verb"]) {
         for (const socket of ["broker", "launch"] as const) {
@@ -132,7 +165,17 @@ describe("capabilities", () => {
   it("a live capability's call is recorded with its run and instance, and the cap as sent", () => {
     const w = world();
     const out = call(w.s, w.a, "message.read");
-    expect(out.record).toEqual({ socket: "broker", id: serial, verb: "message.read", args: {}, cap: w.a, capValid: true, run: "run-a", instance: "coder-1", outcome: "ok" });
+    expect(out.record).toEqual({
+      socket: "broker",
+      id: serial,
+      verb: "message.read",
+      args: {},
+      cap: w.a,
+      capValid: true,
+      run: "run-a",
+      instance: "coder-1",
+      outcome: "ok",
+    });
   });
 });
 
@@ -144,11 +187,18 @@ describe("end of run", () => {
       for (const verb of EVERY_VERB) {
         const out = call(ended, cap, verb, SAMPLE_ARGS[verb]);
         expectNoEffect(ended, out, "unauthenticated", `${verb} with an ended run's capability`);
-        expect(out.record, "the attempt is recorded against the ended run").toMatchObject({ cap, capValid: false, run: "run-a" });
+        expect(out.record, "the attempt is recorded against the ended run").toMatchObject({
+          cap,
+          capValid: false,
+          run: "run-a",
+        });
       }
     }
     expect(ok(ended, w.pm, "message.read").result, "another run's capability still works").toEqual({ messages: [] });
-    expect(ok(ended, w.b, "role.claim").result, "the ended run's instance is free for another run").toEqual({ instance: "coder-1", run: "run-b" });
+    expect(ok(ended, w.b, "role.claim").result, "the ended run's instance is free for another run").toEqual({
+      instance: "coder-1",
+      run: "run-b",
+    });
   });
   it("a run that never claimed ends the same way", () => {
     const w = world();
@@ -163,7 +213,10 @@ describe("claims", () => {
     const out = call(w.s, w.b, "role.claim");
     expectNoEffect(w.s, out, "refused", "run b claims coder-1, which run a holds");
     expect(out.response).toMatchObject({ error: { message: "coder-1 is claimed by run run-a" } });
-    expect(call(w.s, w.b, "message.read").response, "run b holds nothing").toMatchObject({ ok: false, error: { code: "not-claimed" } });
+    expect(call(w.s, w.b, "message.read").response, "run b holds nothing").toMatchObject({
+      ok: false,
+      error: { code: "not-claimed" },
+    });
     expect(ok(w.s, w.a, "message.read").result, "run a still holds it").toEqual({ messages: [] });
   });
   it("the same run claims again without harm; after release another run may claim", () => {
@@ -172,7 +225,10 @@ describe("claims", () => {
     expect(again.result).toEqual({ instance: "coder-1", run: "run-a" });
     const released = ok(again.s, w.a, "role.release");
     expect(released.result).toEqual({ released: true });
-    expect(call(released.s, w.a, "message.read").response, "released: not claimed any more").toMatchObject({ ok: false, error: { code: "not-claimed" } });
+    expect(call(released.s, w.a, "message.read").response, "released: not claimed any more").toMatchObject({
+      ok: false,
+      error: { code: "not-claimed" },
+    });
     expect(ok(released.s, w.b, "role.claim").result).toEqual({ instance: "coder-1", run: "run-b" });
   });
   it("not-claimed before the claim, on every verb but role.claim, with no effect", () => {
@@ -192,7 +248,9 @@ describe("claims", () => {
       expectNoEffect(r.state, out, "claim-revoked", verb);
       expect(out.record).toMatchObject({ capValid: false, run: "run-a", instance: "coder-1" });
     }
-    expect(ok(r.state, w.a2, "message.read").result, "the run's other instance keeps its claim").toEqual({ messages: [] });
+    expect(ok(r.state, w.a2, "message.read").result, "the run's other instance keeps its claim").toEqual({
+      messages: [],
+    });
     expect(ok(r.state, w.b, "role.claim").result).toEqual({ instance: "coder-1", run: "run-b" });
     const none = revokeClaim(r.state, "coder-1");
     expect(none.revoked, "nothing to revoke").toBe(false);
@@ -213,9 +271,16 @@ describe("sockets and verbs", () => {
     const w = world();
     const onBroker = call(w.s, w.pm, "launch", SAMPLE_ARGS.launch, "broker");
     expectNoEffect(w.s, onBroker, "refused", "launch on the broker socket");
-    expect(onBroker.response).toMatchObject({ error: { message: "launch is served by the launch socket, not the broker socket" } });
+    expect(onBroker.response).toMatchObject({
+      error: { message: "launch is served by the launch socket, not the broker socket" },
+    });
     for (const verb of EVERY_VERB.filter((v) => v !== "launch")) {
-      expectNoEffect(w.s, call(w.s, w.pm, verb, SAMPLE_ARGS[verb], "launch"), "unknown-verb", `${verb} on the launch socket`);
+      expectNoEffect(
+        w.s,
+        call(w.s, w.pm, verb, SAMPLE_ARGS[verb], "launch"),
+        "unknown-verb",
+        `${verb} on the launch socket`,
+      );
     }
     const launched = ok(w.s, w.pm, "launch", SAMPLE_ARGS.launch);
     expect(launched.result).toEqual({ launched: true, instance: "coder-2" });
@@ -226,19 +291,39 @@ describe("sockets and verbs", () => {
     expectNoEffect(w.s, call(w.s, w.a, "message.delete"), "unknown-verb", "unknown verb");
     const tool = call(w.s, w.a, "send_message", { to: "pm-1", body: "x" });
     expectNoEffect(w.s, tool, "refused", "a tool name");
-    expect(tool.response).toMatchObject({ error: { message: "send_message is a typed tool's name, not a broker verb: its broker verb is message.send" } });
+    expect(tool.response).toMatchObject({
+      error: { message: "send_message is a typed tool's name, not a broker verb: its broker verb is message.send" },
+    });
   });
   it("a line that is not a request: bad-request naming the field, its id echoed, nothing changed", () => {
     const w = world();
     const out = handleLine(w.s, { kind: "bad", id: 7, field: "cap", reason: "must be a string" }, "broker");
     expect(out.state).toBe(w.s);
-    expect(out.response).toEqual({ id: 7, ok: false, error: { code: "bad-request", message: "cap: must be a string" } });
+    expect(out.response).toEqual({
+      id: 7,
+      ok: false,
+      error: { code: "bad-request", message: "cap: must be a string" },
+    });
     expect(out.record).toMatchObject({ verb: null, cap: null, capValid: false, outcome: "error", code: "bad-request" });
   });
   it("an unanswered line is recorded and does nothing", () => {
     const w = world();
-    const rec = recordUnanswered(w.s, { kind: "request", request: { id: 1, cap: w.a, verb: "role.release", args: {} } }, "broker");
-    expect(rec).toEqual({ socket: "broker", id: 1, verb: "role.release", args: {}, cap: w.a, capValid: true, run: "run-a", instance: "coder-1", outcome: "unanswered" });
+    const rec = recordUnanswered(
+      w.s,
+      { kind: "request", request: { id: 1, cap: w.a, verb: "role.release", args: {} } },
+      "broker",
+    );
+    expect(rec).toEqual({
+      socket: "broker",
+      id: 1,
+      verb: "role.release",
+      args: {},
+      cap: w.a,
+      capValid: true,
+      run: "run-a",
+      instance: "coder-1",
+      outcome: "unanswered",
+    });
   });
 });
 
@@ -255,36 +340,76 @@ describe("every verb", () => {
     const got = ok(reply.s, w.a, "message.read");
     expect(got.result).toEqual({ messages: [{ id: "m-3", from: "pm-1", kind: "result", body: "", replyTo: "m-2" }] });
     const second = ok(got.s, w.a, "message.send", { to: "pm-1", body: "again" });
-    expect(ok(second.s, w.pm, "message.list").result.messages.map((m: { id: string }) => m.id), "list shows read and unread").toEqual(["m-2", "m-4"]);
-    expect(ok(second.s, w.pm, "message.list", { since: "m-2" }).result.messages.map((m: { id: string }) => m.id)).toEqual(["m-4"]);
-    expect(call(second.s, w.pm, "message.list", { since: "m-3" }).response, "m-3 went to coder-1").toMatchObject({ ok: false, error: { code: "refused", message: "args.since: no message m-3 addressed to pm-1" } });
-    expect(sentTo(second.s, "pm-1").map((m) => [m.id, m.read])).toEqual([["m-2", true], ["m-4", false]]);
+    expect(
+      ok(second.s, w.pm, "message.list").result.messages.map((m: { id: string }) => m.id),
+      "list shows read and unread",
+    ).toEqual(["m-2", "m-4"]);
+    expect(
+      ok(second.s, w.pm, "message.list", { since: "m-2" }).result.messages.map((m: { id: string }) => m.id),
+    ).toEqual(["m-4"]);
+    expect(call(second.s, w.pm, "message.list", { since: "m-3" }).response, "m-3 went to coder-1").toMatchObject({
+      ok: false,
+      error: { code: "refused", message: "args.since: no message m-3 addressed to pm-1" },
+    });
+    expect(sentTo(second.s, "pm-1").map((m) => [m.id, m.read])).toEqual([
+      ["m-2", true],
+      ["m-4", false],
+    ]);
   });
   it("a result may be longer than a tool's message body (a turn's whole output); a message may not", () => {
     const w = world();
     const long = "x".repeat(20_001);
     ok(w.s, w.a, "message.send", { to: "pm-1", body: long, kind: "result" });
-    expect(call(w.s, w.a, "message.send", { to: "pm-1", body: long }).response).toMatchObject({ ok: false, error: { code: "refused", message: expect.stringContaining("args.body:") } });
+    expect(call(w.s, w.a, "message.send", { to: "pm-1", body: long }).response).toMatchObject({
+      ok: false,
+      error: { code: "refused", message: expect.stringContaining("args.body:") },
+    });
   });
   it("tasks and decisions: create, get, list by state, update, comment, raise; scoped to the business", () => {
     const w = world();
     const created = ok(w.s, w.a, "task.create", { title: "fix", body: "the bug", assignee: "coder-1" });
     expect(created.result).toEqual({ id: "t-2" });
     const got = ok(created.s, w.a, "task.get", { task: "t-2" });
-    expect(got.result.task).toMatchObject({ id: "t-2", title: "fix", body: "the bug", state: "open", assignee: "coder-1", createdBy: "coder-1", comments: [] });
-    expect(ok(created.s, w.a, "task.list").result).toEqual({ tasks: [{ id: "t-1", title: "first", state: "open" }, { id: "t-2", title: "fix", state: "open", assignee: "coder-1" }] });
+    expect(got.result.task).toMatchObject({
+      id: "t-2",
+      title: "fix",
+      body: "the bug",
+      state: "open",
+      assignee: "coder-1",
+      createdBy: "coder-1",
+      comments: [],
+    });
+    expect(ok(created.s, w.a, "task.list").result).toEqual({
+      tasks: [
+        { id: "t-1", title: "first", state: "open" },
+        { id: "t-2", title: "fix", state: "open", assignee: "coder-1" },
+      ],
+    });
     const closed = ok(created.s, w.a, "task.update", { task: "t-2", state: "closed", body: "done" });
     expect(closed.result.task).toMatchObject({ id: "t-2", state: "closed", body: "done" });
-    expect(ok(closed.s, w.a, "task.list").result.tasks.map((t: { id: string }) => t.id), "open by default").toEqual(["t-1"]);
-    expect(ok(closed.s, w.a, "task.list", { state: "closed" }).result.tasks.map((t: { id: string }) => t.id)).toEqual(["t-2"]);
+    expect(
+      ok(closed.s, w.a, "task.list").result.tasks.map((t: { id: string }) => t.id),
+      "open by default",
+    ).toEqual(["t-1"]);
+    expect(ok(closed.s, w.a, "task.list", { state: "closed" }).result.tasks.map((t: { id: string }) => t.id)).toEqual([
+      "t-2",
+    ]);
     expect(ok(closed.s, w.a, "task.list", { state: "all" }).result.tasks).toHaveLength(2);
     const commented = ok(closed.s, w.pm, "task.comment", { task: "t-2", body: "thanks" });
     expect(commented.result).toEqual({ id: "c-3" });
-    expect(ok(commented.s, w.a, "task.get", { task: "t-2" }).result.task.comments).toEqual([{ id: "c-3", by: "pm-1", body: "thanks" }]);
+    expect(ok(commented.s, w.a, "task.get", { task: "t-2" }).result.task.comments).toEqual([
+      { id: "c-3", by: "pm-1", body: "thanks" },
+    ]);
     const raised = ok(commented.s, w.a, "decision.raise", { question: "Merge?", options: ["yes", "no"] });
     expect(raised.result).toEqual({ id: "d-4" });
-    expect(raised.s.decisions).toEqual([{ id: "d-4", business: "acme", by: "coder-1", question: "Merge?", options: ["yes", "no"] }]);
-    for (const [verb, args] of [["task.get", { task: "t-9" }], ["task.update", { task: "t-9", state: "open" }], ["task.comment", { task: "t-9", body: "x" }]] as const) {
+    expect(raised.s.decisions).toEqual([
+      { id: "d-4", business: "acme", by: "coder-1", question: "Merge?", options: ["yes", "no"] },
+    ]);
+    for (const [verb, args] of [
+      ["task.get", { task: "t-9" }],
+      ["task.update", { task: "t-9", state: "open" }],
+      ["task.comment", { task: "t-9", body: "x" }],
+    ] as const) {
       expectNoEffect(raised.s, call(raised.s, w.a, verb, args), "refused", `${verb} of a task that does not exist`);
     }
     // Another business sees none of it.
@@ -315,16 +440,36 @@ describe("args are validated with the catalog's schemas", () => {
     const w = world();
     const out = call(w.s, verb === "launch" ? w.pm : w.a, verb, args);
     expectNoEffect(w.s, out, "refused", verb);
-    expect((out.response as { error: { message: string } }).error.message.startsWith(message), (out.response as { error: { message: string } }).error.message).toBe(true);
+    expect(
+      (out.response as { error: { message: string } }).error.message.startsWith(message),
+      (out.response as { error: { message: string } }).error.message,
+    ).toBe(true);
   });
   it("the broker accepts exactly what each typed tool's own schema accepts", () => {
-    const cases: Record<string, unknown>[] = [{}, { task: "t-1" }, { task: "t-1", body: "b" }, { to: "pm-1", body: "b" }, { since: "m-1" }, { state: "all" }, { state: "open" }, { question: "q" }, { title: "t", body: "b" }, { instance: "i", message: "m" }, { task: "" }, { extra: 1 }];
+    const cases: Record<string, unknown>[] = [
+      {},
+      { task: "t-1" },
+      { task: "t-1", body: "b" },
+      { to: "pm-1", body: "b" },
+      { since: "m-1" },
+      { state: "all" },
+      { state: "open" },
+      { question: "q" },
+      { title: "t", body: "b" },
+      { instance: "i", message: "m" },
+      { task: "" },
+      { extra: 1 },
+    ];
     for (const tool of TOOL_CATALOG) {
       const verb = "broker" in tool.via ? tool.via.broker : "launch";
       for (const args of cases) {
         const w = world();
         const out = call(w.s, w.pm, verb, args);
-        const refusedForArgs = !out.response.ok && out.response.error.message.startsWith("args.") && !out.response.error.message.includes("no message") && !out.response.error.message.includes("no task");
+        const refusedForArgs =
+          !out.response.ok &&
+          out.response.error.message.startsWith("args.") &&
+          !out.response.error.message.includes("no message") &&
+          !out.response.error.message.includes("no task");
         expect(refusedForArgs, `${verb} ${JSON.stringify(args)}`).toBe(!tool.input.safeParse(args).success);
       }
     }
@@ -334,10 +479,14 @@ describe("args are validated with the catalog's schemas", () => {
 describe("policy", () => {
   it("a verb the policy does not permit is refused with no effect; the runner's own verbs and a result reply are not the policy's", () => {
     const w = world();
-    const s = setPolicy(w.s, "coder-1", { permitted: CATALOG_VERBS.filter((v) => v !== "task.create" && v !== "message.send") });
+    const s = setPolicy(w.s, "coder-1", {
+      permitted: CATALOG_VERBS.filter((v) => v !== "task.create" && v !== "message.send"),
+    });
     const out = call(s, w.a, "task.create", { title: "t", body: "b" });
     expectNoEffect(s, out, "refused", "task.create not permitted");
-    expect(out.response).toMatchObject({ error: { message: "task.create is not permitted for coder-1 (the broker's policy)" } });
+    expect(out.response).toMatchObject({
+      error: { message: "task.create is not permitted for coder-1 (the broker's policy)" },
+    });
     expectNoEffect(s, call(s, w.a, "message.send", { to: "pm-1", body: "x" }), "refused", "send_message not permitted");
     ok(s, w.a, "message.send", { to: "pm-1", body: "x", kind: "result" });
     ok(s, w.a, "message.read");

@@ -1,5 +1,18 @@
 import { createHash } from "node:crypto";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -22,7 +35,8 @@ function claudeBundle(): Record<string, string> {
 function snapshot(dir: string): Record<string, string> {
   if (!existsSync(dir)) return {};
   const out: Record<string, string> = { ".": (statSync(dir).mode & 0o777).toString(8) };
-  for (const n of readdirSync(dir).sort()) out[n] = `${(statSync(join(dir, n)).mode & 0o777).toString(8)} ${readFileSync(join(dir, n), "utf8")}`;
+  for (const n of readdirSync(dir).sort())
+    out[n] = `${(statSync(join(dir, n)).mode & 0o777).toString(8)} ${readFileSync(join(dir, n), "utf8")}`;
   return out;
 }
 
@@ -88,17 +102,23 @@ describe("writeBundle", () => {
   });
 
   // Every mode of an existing directory that lets the group or others list, enter or write it.
-  it.each(["710", "720", "740", "750", "770", "730", "701", "702", "704", "707", "703", "755", "777"])("refuses an existing bundle directory with mode %s, writing nothing", (octal) => {
-    const mode = Number.parseInt(octal, 8);
-    const dir = join(root, "existing");
-    mkdirSync(dir);
-    chmodSync(dir, mode);
-    expect(thrown(() => writeBundle(dir, { "prompt.md": "x\n" })).code, "a bundle directory the group or others can enter is refused").toBe("bundle-dir");
-    expect(readdirSync(dir)).toEqual([]);
-    chmodSync(dir, 0o700);
-    writeBundle(dir, { "prompt.md": "x\n" });
-    expect(readdirSync(dir), "positive control: the same directory at 700 is used").toEqual(["prompt.md"]);
-  });
+  it.each(["710", "720", "740", "750", "770", "730", "701", "702", "704", "707", "703", "755", "777"])(
+    "refuses an existing bundle directory with mode %s, writing nothing",
+    (octal) => {
+      const mode = Number.parseInt(octal, 8);
+      const dir = join(root, "existing");
+      mkdirSync(dir);
+      chmodSync(dir, mode);
+      expect(
+        thrown(() => writeBundle(dir, { "prompt.md": "x\n" })).code,
+        "a bundle directory the group or others can enter is refused",
+      ).toBe("bundle-dir");
+      expect(readdirSync(dir)).toEqual([]);
+      chmodSync(dir, 0o700);
+      writeBundle(dir, { "prompt.md": "x\n" });
+      expect(readdirSync(dir), "positive control: the same directory at 700 is used").toEqual(["prompt.md"]);
+    },
+  );
 
   it("refuses an existing 700 directory owned by another user, who could replace its files after the write", () => {
     let foreign = "/root";
@@ -108,8 +128,14 @@ describe("writeBundle", () => {
       chownSync(foreign, 65534, 65534);
     }
     const st = lstatSync(foreign);
-    expect([st.uid !== process.getuid!(), st.mode & 0o077], `${foreign} must be another user's directory at 700 for this arm`).toEqual([true, 0]);
-    expect(thrown(() => writeBundle(foreign, { "prompt.md": "x\n" })).code, "another user's bundle directory is refused").toBe("bundle-dir");
+    expect(
+      [st.uid !== process.getuid!(), st.mode & 0o077],
+      `${foreign} must be another user's directory at 700 for this arm`,
+    ).toEqual([true, 0]);
+    expect(
+      thrown(() => writeBundle(foreign, { "prompt.md": "x\n" })).code,
+      "another user's bundle directory is refused",
+    ).toBe("bundle-dir");
     expect(existsSync(join(foreign, "prompt.md"))).toBe(false);
   });
 
@@ -137,10 +163,16 @@ describe("sha256 in core", () => {
 describe("source digests", () => {
   it("are the sha256 of the real files, and absent ones say so", () => {
     const real = readSourceDigests(REPO_ROOT);
-    expect(real.tools).toBe(createHash("sha256").update(readFileSync(join(REPO_ROOT, SOURCE_FILES.tools))).digest("hex"));
+    expect(real.tools).toBe(
+      createHash("sha256")
+        .update(readFileSync(join(REPO_ROOT, SOURCE_FILES.tools)))
+        .digest("hex"),
+    );
     for (const [k, rel] of Object.entries(SOURCE_FILES)) {
       const path = join(REPO_ROOT, rel);
-      expect(real[k as keyof typeof real], rel).toBe(existsSync(path) ? createHash("sha256").update(readFileSync(path)).digest("hex") : "absent");
+      expect(real[k as keyof typeof real], rel).toBe(
+        existsSync(path) ? createHash("sha256").update(readFileSync(path)).digest("hex") : "absent",
+      );
     }
     const empty = mkdtempSync(join(tmpdir(), "mosaic-empty-"));
     try {

@@ -7,7 +7,12 @@ import { parseCliArgs } from "../src/cli/args.ts";
 import { planReport, renderPlanText } from "../src/cli/plan-report.ts";
 import { REPO_ROOT, normalise } from "../src/conformance/golden/golden.ts";
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixturePlaceholders, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
+import {
+  HOST_LAYOUTS,
+  ROLE_CASES,
+  fixturePlaceholders,
+  fixtureWorkspaceView,
+} from "../src/conformance/worlds/host-fixtures.ts";
 
 const { spec } = ROLE_CASES["claude-pm"]!;
 const facts = HOST_LAYOUTS["merged-usr"]!.facts;
@@ -16,10 +21,18 @@ describe("mosaic-harness plan, rendered", () => {
   it("golden: a ready host", async () => {
     const text = renderPlanText(planReport(spec, facts, null, fixtureWorkspaceView(spec)));
     expect(text).toContain("Probe: ok: bubblewrap 0.8.0");
-    await matchGolden("cli", "plan.claude-pm", "txt", "`mosaic-harness plan` for a Claude Code PM on merged-usr Debian", normalise(text, fixturePlaceholders(spec, facts)));
+    await matchGolden(
+      "cli",
+      "plan.claude-pm",
+      "txt",
+      "`mosaic-harness plan` for a Claude Code PM on merged-usr Debian",
+      normalise(text, fixturePlaceholders(spec, facts)),
+    );
   });
   it("a failed probe says NOT READY with bwrap's own line", () => {
-    const text = renderPlanText(planReport(spec, facts, "bwrap: setting up uid map: Permission denied", fixtureWorkspaceView(spec)));
+    const text = renderPlanText(
+      planReport(spec, facts, "bwrap: setting up uid map: Permission denied", fixtureWorkspaceView(spec)),
+    );
     expect(text.trimEnd().split("\n").at(-1)).toBe("Probe: NOT READY: bwrap: setting up uid map: Permission denied");
   });
 });
@@ -29,7 +42,10 @@ const dir = mkdtempSync(join(tmpdir(), "mosaic-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), ...args], { encoding: "utf8", cwd: REPO_ROOT });
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), ...args], {
+    encoding: "utf8",
+    cwd: REPO_ROOT,
+  });
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 

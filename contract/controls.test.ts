@@ -3,11 +3,33 @@
 import { describe, expect, it } from "vitest";
 import type { Bind } from "../src/core/sandbox/types.ts";
 import { SECCOMP_RULES } from "../src/core/sandbox/seccomp.ts";
-import { withBeforePair, withoutAnyOf, withoutFlags, withoutPair, withoutPrefixed } from "../src/conformance/controls/argv.ts";
+import {
+  withBeforePair,
+  withoutAnyOf,
+  withoutFlags,
+  withoutPair,
+  withoutPrefixed,
+} from "../src/conformance/controls/argv.ts";
 import { exposedBind, withBindsBeforeLast, withoutRow, withUnboundedTmpfs } from "../src/conformance/controls/binds.ts";
 import { withoutSeccompRule, withSeccompCheck } from "../src/conformance/controls/seccomp.ts";
 
-const BWRAP = ["--unshare-net", "--cap-drop", "ALL", "--remount-ro", "/", "--", "setpriv", "--pdeathsig", "KILL", "--", "prlimit", "--nproc=512", "--", "node", "--unshare-net"];
+const BWRAP = [
+  "--unshare-net",
+  "--cap-drop",
+  "ALL",
+  "--remount-ro",
+  "/",
+  "--",
+  "setpriv",
+  "--pdeathsig",
+  "KILL",
+  "--",
+  "prlimit",
+  "--nproc=512",
+  "--",
+  "node",
+  "--unshare-net",
+];
 
 describe("argv edits", () => {
   it("bwrap's own flags end at its first --: what setpriv, prlimit and the runner get is untouched", () => {
@@ -21,12 +43,24 @@ describe("argv edits", () => {
   });
 
   it("a CLI's flags end at its last --, and a flag that is not there throws rather than remove nothing", () => {
-    expect(withoutFlags(["pi", "-nc", "-e", "gate.ts", "--", "-nc"], ["-nc", ["-e", "gate.ts"]])).toEqual(["pi", "--", "-nc"]);
-    expect(() => withoutFlags(["pi", "-e", "other.ts"], [["-e", "gate.ts"]])).toThrow('the argv has no -e "gate.ts" to drop');
+    expect(withoutFlags(["pi", "-nc", "-e", "gate.ts", "--", "-nc"], ["-nc", ["-e", "gate.ts"]])).toEqual([
+      "pi",
+      "--",
+      "-nc",
+    ]);
+    expect(() => withoutFlags(["pi", "-e", "other.ts"], [["-e", "gate.ts"]])).toThrow(
+      'the argv has no -e "gate.ts" to drop',
+    );
   });
 
   it("tokens go before a named pair, which must be there", () => {
-    expect(withBeforePair(BWRAP, "--remount-ro", "/", ["--bind", "/tmp", "/tmp"]).slice(3, 8)).toEqual(["--bind", "/tmp", "/tmp", "--remount-ro", "/"]);
+    expect(withBeforePair(BWRAP, "--remount-ro", "/", ["--bind", "/tmp", "/tmp"]).slice(3, 8)).toEqual([
+      "--bind",
+      "/tmp",
+      "/tmp",
+      "--remount-ro",
+      "/",
+    ]);
     expect(() => withBeforePair(["--"], "--remount-ro", "/", [])).toThrow("no --remount-ro");
   });
 });
@@ -40,7 +74,13 @@ describe("bind table edits", () => {
   it("extra rows go before the last, which stays last; an empty table throws", () => {
     const out = withBindsBeforeLast(table, [exposedBind("/home/f")]);
     expect(out.map((b) => b.row)).toEqual(["usr", "runner-file", "tmp"]);
-    expect(out[1]).toEqual({ source: "/home/f", inside: "/home/f", mode: "ro", why: "broken on purpose", row: "runner-file" });
+    expect(out[1]).toEqual({
+      source: "/home/f",
+      inside: "/home/f",
+      mode: "ro",
+      why: "broken on purpose",
+      row: "runner-file",
+    });
     expect(() => withBindsBeforeLast([], [])).toThrow("empty bind table");
   });
 

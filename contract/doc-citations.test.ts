@@ -115,7 +115,10 @@ export function tsComments(text: string): Array<{ line: number; text: string }> 
     } else if (c === "`") {
       i = template(i + 1);
       prev = "a";
-    } else if (c === "/" && (prev === "" || BEFORE_REGEX.includes(prev) || /\breturn\s*$/.test(text.slice(Math.max(0, i - 8), i)))) {
+    } else if (
+      c === "/" &&
+      (prev === "" || BEFORE_REGEX.includes(prev) || /\breturn\s*$/.test(text.slice(Math.max(0, i - 8), i)))
+    ) {
       i = past(close(i + 1, "/"));
       prev = "a";
     } else if (c === "}" && templates.at(-1) === 0) {
@@ -171,12 +174,18 @@ export function citationProblems(files: readonly SourceFile[], repo: RepoDocs): 
         if (candidates === null) continue;
         const doc = candidates.find((c) => repo.docs.has(c));
         if (doc === undefined) {
-          problems.push(`${f.path}:${line}: cites ${cited}, which does not exist (looked for ${candidates.join(", ")})`);
+          problems.push(
+            `${f.path}:${line}: cites ${cited}, which does not exist (looked for ${candidates.join(", ")})`,
+          );
           continue;
         }
         const rest = plain.slice(m.index + cited.length);
         const next = lines[k + 1];
-        const section = SECTION.exec(rest)?.[1] ?? (SECTION_NEXT.end.test(rest) && next?.line === line + 1 ? SECTION_NEXT.start.exec(next.text)?.[1] : undefined);
+        const section =
+          SECTION.exec(rest)?.[1] ??
+          (SECTION_NEXT.end.test(rest) && next?.line === line + 1
+            ? SECTION_NEXT.start.exec(next.text)?.[1]
+            : undefined);
         if (section !== undefined && !repo.docs.get(doc)!.includes(section)) {
           problems.push(`${f.path}:${line}: cites ${doc}, "${section}", which is not a heading of ${doc}`);
         }
@@ -203,9 +212,16 @@ function readRepo(): { files: SourceFile[]; repo: RepoDocs } {
   const all = walk(ROOT);
   const read = (path: string): SourceFile => ({ path, text: readFileSync(join(ROOT, path), "utf8") });
   const docs = new Map(all.filter((p) => p.endsWith(".md")).map((p) => [p, markdownHeadings(read(p).text)] as const));
-  const roots = new Set(readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory() && !SKIP.has(e.name)).map((e) => e.name));
+  const roots = new Set(
+    readdirSync(ROOT, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !SKIP.has(e.name))
+      .map((e) => e.name),
+  );
   const cites = (p: string) =>
-    (/^(src|scripts|contract|live)\//.test(p) && p.endsWith(".ts")) || /^docs\/[^/]+\.md$/.test(p) || p === "README.md" || p === "mutants/README.md";
+    (/^(src|scripts|contract|live)\//.test(p) && p.endsWith(".ts")) ||
+    /^docs\/[^/]+\.md$/.test(p) ||
+    p === "README.md" ||
+    p === "mutants/README.md";
   return { files: all.filter(cites).map(read), repo: { docs, roots } };
 }
 
@@ -213,7 +229,14 @@ describe("the documents comments and docs cite exist", () => {
   const { files, repo } = readRepo();
 
   it("reads the sources it is meant to: TypeScript under src, scripts, contract, live; docs, README.md, mutants/README.md", () => {
-    for (const p of ["src/core/tools/tool-wire.ts", "scripts/mutants.ts", "contract/doc-citations.test.ts", "docs/protocols.md", "README.md", "mutants/README.md"]) {
+    for (const p of [
+      "src/core/tools/tool-wire.ts",
+      "scripts/mutants.ts",
+      "contract/doc-citations.test.ts",
+      "docs/protocols.md",
+      "README.md",
+      "mutants/README.md",
+    ]) {
       expect(files.map((f) => f.path)).toContain(p);
     }
     expect(files.some((f) => f.path.startsWith("live/"))).toBe(true);
@@ -224,36 +247,48 @@ describe("the documents comments and docs cite exist", () => {
   });
 
   it("every name NOT_OURS exempts is still cited somewhere: an exemption nothing needs is stale", () => {
-    const cited = new Set(files.flatMap((f) => citingLines(f).flatMap(({ text }) => [...text.matchAll(CITATION)].map((m) => m[1]!))));
+    const cited = new Set(
+      files.flatMap((f) => citingLines(f).flatMap(({ text }) => [...text.matchAll(CITATION)].map((m) => m[1]!))),
+    );
     for (const name of NOT_OURS.keys()) expect(cited, name).toContain(name);
   });
 
   it("docs/protocols.md has the sections the code cites, and nothing cites PROTOCOLS any more", () => {
-    expect(repo.docs.get("docs/protocols.md")).toEqual(expect.arrayContaining(["Tool socket", "Broker", "Launch socket", "Limits"]));
-    expect(files.some((f) => /PROTOCOLS(\.md)?\b/.test(f.text) && f.path !== "contract/doc-citations.test.ts")).toBe(false);
+    expect(repo.docs.get("docs/protocols.md")).toEqual(
+      expect.arrayContaining(["Tool socket", "Broker", "Launch socket", "Limits"]),
+    );
+    expect(files.some((f) => /PROTOCOLS(\.md)?\b/.test(f.text) && f.path !== "contract/doc-citations.test.ts")).toBe(
+      false,
+    );
   });
 });
 
 describe("the checker itself (positive control)", () => {
   const repo: RepoDocs = {
-    docs: new Map([["docs/protocols.md", ["Wire protocols", "Tool socket"]], ["README.md", ["mosaic-harness"]]]),
+    docs: new Map([
+      ["docs/protocols.md", ["Wire protocols", "Tool socket"]],
+      ["README.md", ["mosaic-harness"]],
+    ]),
     roots: new Set(["docs", "src"]),
   };
   const files: SourceFile[] = [
     {
       path: "src/a.ts",
       text: [
-        "// The wire (docs/protocols.md, \"Tool socket\"): fine.",
-        "const s = \"docs/gone-in-a-string.md\"; // a string is not a comment",
+        '// The wire (docs/protocols.md, "Tool socket"): fine.',
+        'const s = "docs/gone-in-a-string.md"; // a string is not a comment',
         "/** See docs/missing.md. */",
-        "const re = /\"/; // after a regex with a quote: docs/protocols.md, \"No such section\"",
+        'const re = /"/; // after a regex with a quote: docs/protocols.md, "No such section"',
         "const t = `${'x'} docs/in-a-template.md`;",
         "/*",
         " * MISSING.md and CLAUDE.md, <run>/bundle/prompt.md, ~/x/y.md, https://example.com/README.md",
         " */",
       ].join("\n"),
     },
-    { path: "docs/b.md", text: "# B\n\nSee README.md and GONE.md.\n\n```sh\ncat fenced-away.md\n```\nThe wire: docs/protocols.md,\n\"Tool sockets\".\n" },
+    {
+      path: "docs/b.md",
+      text: '# B\n\nSee README.md and GONE.md.\n\n```sh\ncat fenced-away.md\n```\nThe wire: docs/protocols.md,\n"Tool sockets".\n',
+    },
   ];
 
   it("reports a missing document and a missing section with file:line, and nothing else", () => {

@@ -12,7 +12,8 @@ const CHECKED = ["src/mutation", "src/conformance", "src/review"];
 
 /** Functions allowed past MAX_LINES: pure tables, one row per case, where splitting would only scatter the rows. */
 const LONG_TABLES: Record<string, string> = {
-  "src/conformance/attacks/git-rows.ts gitRows": "the git metadata attack rows: a table of rows, each a what, its layers and its script",
+  "src/conformance/attacks/git-rows.ts gitRows":
+    "the git metadata attack rows: a table of rows, each a what, its layers and its script",
 };
 
 type Long = { where: string; lines: number };
@@ -50,9 +51,14 @@ function tsFiles(dir: string): string[] {
 
 describe("function length in the verification engine", () => {
   it(`no function in ${CHECKED.join(", ")} is over ${MAX_LINES} lines, but the listed tables`, () => {
-    const long = CHECKED.flatMap((d) => tsFiles(join(ROOT, d))).flatMap((p) => findLongFunctions(relative(ROOT, p), readFileSync(p, "utf8"), MAX_LINES));
+    const long = CHECKED.flatMap((d) => tsFiles(join(ROOT, d))).flatMap((p) =>
+      findLongFunctions(relative(ROOT, p), readFileSync(p, "utf8"), MAX_LINES),
+    );
     const unlisted = long.filter((l) => !(l.where in LONG_TABLES)).map((l) => `${l.where}: ${l.lines} lines`);
-    expect(unlisted, `split these into named steps of one job each (or, for a pure table, list it in LONG_TABLES with its why)`).toEqual([]);
+    expect(
+      unlisted,
+      `split these into named steps of one job each (or, for a pure table, list it in LONG_TABLES with its why)`,
+    ).toEqual([]);
     // A listed table that is gone or short again must leave the list, so the list stays the truth.
     expect(Object.keys(LONG_TABLES).filter((w) => !long.some((l) => l.where === w))).toEqual([]);
   });
@@ -65,7 +71,17 @@ describe("function length in the verification engine", () => {
       `const judgeAll = (x: number) => {\n${body}\n};`,
       `function short() {\n  return 1;\n}`,
     ].join("\n");
-    expect(findLongFunctions("planted.ts", planted, MAX_LINES).map((l) => l.where)).toEqual(["planted.ts runEverything", "planted.ts drain", "planted.ts judgeAll"]);
-    expect(findLongFunctions("planted.ts", `function exactly() {\n${Array.from({ length: MAX_LINES - 2 }, () => "  x();").join("\n")}\n}`, MAX_LINES)).toEqual([]);
+    expect(findLongFunctions("planted.ts", planted, MAX_LINES).map((l) => l.where)).toEqual([
+      "planted.ts runEverything",
+      "planted.ts drain",
+      "planted.ts judgeAll",
+    ]);
+    expect(
+      findLongFunctions(
+        "planted.ts",
+        `function exactly() {\n${Array.from({ length: MAX_LINES - 2 }, () => "  x();").join("\n")}\n}`,
+        MAX_LINES,
+      ),
+    ).toEqual([]);
   });
 });

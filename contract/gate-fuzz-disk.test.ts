@@ -43,7 +43,12 @@ describe("the fuzz's world disk", () => {
   });
   it("a leftover entry in a directory the world touched fails the clear (positive control)", () => {
     const disk = new WorldDisk(join(scratch.root, "leftover"));
-    const w = { layout: 0, tree: { "/data/ws/sub": "dir", "/data/other": "dir", "/out": "dir", "/home/s": "dir", "/data/ws/a": "file" }, workspace: "/data/ws", home: "/home/s" } as const;
+    const w = {
+      layout: 0,
+      tree: { "/data/ws/sub": "dir", "/data/other": "dir", "/out": "dir", "/home/s": "dir", "/data/ws/a": "file" },
+      workspace: "/data/ws",
+      home: "/home/s",
+    } as const;
     const { root, clear } = disk.place(w);
     writeFileSync(join(root, "data/ws/stray"), "x");
     expect(() => clear()).toThrow(/still holds stray/);

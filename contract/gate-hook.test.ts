@@ -10,20 +10,38 @@ import { memoryView } from "../src/conformance/worlds/tree.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 
-const policy = { harness: "claude-code", workspace: "/ws", home: "/home/s", builtInTools: ["Read", "read"], typedTools: [], network: "none", services: [], credentials: { set: null } };
+const policy = {
+  harness: "claude-code",
+  workspace: "/ws",
+  home: "/home/s",
+  builtInTools: ["Read", "read"],
+  typedTools: [],
+  network: "none",
+  services: [],
+  credentials: { set: null },
+};
 const fs = memoryView({ "/ws/a.txt": "file", "/etc/passwd": "file" });
-const hook = (tool: string, input: unknown) => JSON.stringify({ session_id: "s", cwd: "/ws", hook_event_name: "PreToolUse", tool_name: tool, tool_input: input });
+const hook = (tool: string, input: unknown) =>
+  JSON.stringify({ session_id: "s", cwd: "/ws", hook_event_name: "PreToolUse", tool_name: tool, tool_input: input });
 
 describe("claude-gate hook", () => {
   it("allows a path inside with exit 0", () => {
-    expect(hookOutcome(hook("Read", { file_path: "/ws/a.txt" }), JSON.stringify(policy), decide, fs)).toEqual({ code: 0 });
+    expect(hookOutcome(hook("Read", { file_path: "/ws/a.txt" }), JSON.stringify(policy), decide, fs)).toEqual({
+      code: 0,
+    });
   });
   it("blocks a path outside with exit 2 and the reason on stderr", () => {
     const out = hookOutcome(hook("Read", { file_path: "/etc/passwd" }), JSON.stringify(policy), decide, fs);
-    expect(out).toEqual({ code: 2, stderr: 'mosaic gate: Read file_path: "/etc/passwd" resolves to /etc/passwd, outside the workspace\n' });
+    expect(out).toEqual({
+      code: 2,
+      stderr: 'mosaic gate: Read file_path: "/etc/passwd" resolves to /etc/passwd, outside the workspace\n',
+    });
   });
   it("bad JSON on stdin exits 2", () => {
-    expect(hookOutcome("{not json", JSON.stringify(policy), decide, fs)).toEqual({ code: 2, stderr: "mosaic gate: the hook input is not JSON\n" });
+    expect(hookOutcome("{not json", JSON.stringify(policy), decide, fs)).toEqual({
+      code: 2,
+      stderr: "mosaic gate: the hook input is not JSON\n",
+    });
     expect(hookOutcome("", JSON.stringify(policy), decide, fs).code).toBe(2);
     expect(hookOutcome("null", JSON.stringify(policy), decide, fs).code).toBe(2);
   });
@@ -50,8 +68,13 @@ describe("claude-gate hook", () => {
     };
     const crashed = await runHook([pol], stdin, missing);
     expect(crashed.code).toBe(2);
-    expect(crashed.code === 2 && crashed.stderr).toMatch(/^mosaic gate: the gate crashed, so it blocks \(.*no-such-module\.ts/);
-    expect(await runHook([], stdin, loadGate), "no policy argument").toEqual({ code: 2, stderr: "mosaic gate: the policy could not be read (no policy file argument)\n" });
+    expect(crashed.code === 2 && crashed.stderr).toMatch(
+      /^mosaic gate: the gate crashed, so it blocks \(.*no-such-module\.ts/,
+    );
+    expect(await runHook([], stdin, loadGate), "no policy argument").toEqual({
+      code: 2,
+      stderr: "mosaic gate: the policy could not be read (no policy file argument)\n",
+    });
   });
 });
 
@@ -66,23 +89,40 @@ describe("a relative policy path names a file the session can write", () => {
   const outside = hook("Read", { file_path: "/etc/passwd" });
 
   it("the hook refuses it and blocks; the same file by its absolute path is read (positive control)", async () => {
-    expect(await runHook([rel], async () => outside, loadGate), "a relative policy argument blocks").toEqual({ code: 2, stderr: `mosaic gate: the policy could not be read (${JSON.stringify(rel)} is not an absolute path)\n` });
-    expect(await runHook([planted], async () => outside, loadGate), "positive control: the planted policy, read, allows").toEqual({ code: 0 });
+    expect(await runHook([rel], async () => outside, loadGate), "a relative policy argument blocks").toEqual({
+      code: 2,
+      stderr: `mosaic gate: the policy could not be read (${JSON.stringify(rel)} is not an absolute path)\n`,
+    });
+    expect(
+      await runHook([planted], async () => outside, loadGate),
+      "positive control: the planted policy, read, allows",
+    ).toEqual({ code: 0 });
   });
   it("the Pi extension refuses it and blocks every call; by its absolute path it is read (positive control)", () => {
     const source = readPolicyFile({ MOSAIC_POLICY_FILE: rel });
-    expect(source, "a relative MOSAIC_POLICY_FILE is not read").toEqual({ unreadable: `MOSAIC_POLICY_FILE ${JSON.stringify(rel)} is not an absolute path` });
+    expect(source, "a relative MOSAIC_POLICY_FILE is not read").toEqual({
+      unreadable: `MOSAIC_POLICY_FILE ${JSON.stringify(rel)} is not an absolute path`,
+    });
     expect(toolCallVerdict(source, "read", { path: "/etc/passwd" }, fs)?.block).toBe(true);
-    expect(toolCallVerdict(readPolicyFile({ MOSAIC_POLICY_FILE: planted }), "read", { path: "/etc/passwd" }, fs), "positive control: the planted policy allows").toBeUndefined();
+    expect(
+      toolCallVerdict(readPolicyFile({ MOSAIC_POLICY_FILE: planted }), "read", { path: "/etc/passwd" }, fs),
+      "positive control: the planted policy allows",
+    ).toBeUndefined();
   });
 });
 
 describe("pi extension", () => {
   it("blocks every call when the policy cannot be read", () => {
-    expect(toolCallVerdict({ unreadable: "MOSAIC_POLICY_FILE is not set" }, "read", { path: "a.txt" }, fs)).toEqual({ block: true, reason: "mosaic gate: the policy could not be read (MOSAIC_POLICY_FILE is not set)" });
+    expect(toolCallVerdict({ unreadable: "MOSAIC_POLICY_FILE is not set" }, "read", { path: "a.txt" }, fs)).toEqual({
+      block: true,
+      reason: "mosaic gate: the policy could not be read (MOSAIC_POLICY_FILE is not set)",
+    });
   });
   it("blocks a path outside and lets a path inside run, through the same decide()", () => {
-    expect(toolCallVerdict({ policy }, "read", { path: "/etc/passwd" }, fs)).toEqual({ block: true, reason: 'mosaic gate: read path: "/etc/passwd" resolves to /etc/passwd, outside the workspace' });
+    expect(toolCallVerdict({ policy }, "read", { path: "/etc/passwd" }, fs)).toEqual({
+      block: true,
+      reason: 'mosaic gate: read path: "/etc/passwd" resolves to /etc/passwd, outside the workspace',
+    });
     expect(toolCallVerdict({ policy }, "read", { path: "a.txt" }, fs)).toBeUndefined();
   });
 });
@@ -98,13 +138,18 @@ describe("the hook's last-resort handler, as a process without the shell wrapper
   let n = 0;
 
   /** Lays out claude-gate.ts (optionally with a protection removed) beside a decide.ts, runs it once. */
-  function runGate(decideSource: string, opts: { without?: string; nodeArgs?: string[] } = {}): Promise<{ code: number | null; stderr: string }> {
+  function runGate(
+    decideSource: string,
+    opts: { without?: string; nodeArgs?: string[] } = {},
+  ): Promise<{ code: number | null; stderr: string }> {
     const root = join(roots.root, `g${n++}`);
     mkdirSync(join(root, "src/host"), { recursive: true });
     mkdirSync(join(root, "src/core/gate"), { recursive: true });
     let gate = gateSource;
     if (opts.without !== undefined) {
-      expect(gate.includes(opts.without), `the protection ${JSON.stringify(opts.without)} is in claude-gate.ts`).toBe(true);
+      expect(gate.includes(opts.without), `the protection ${JSON.stringify(opts.without)} is in claude-gate.ts`).toBe(
+        true,
+      );
       gate = gate.replace(opts.without, "");
     }
     writeFileSync(join(root, "src/host/claude-gate.ts"), gate);
@@ -113,7 +158,9 @@ describe("the hook's last-resort handler, as a process without the shell wrapper
     const policy = join(root, "policy.json");
     writeFileSync(policy, "{}");
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), join(root, "src/host/claude-gate.ts"), policy], { stdio: ["pipe", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), join(root, "src/host/claude-gate.ts"), policy], {
+        stdio: ["pipe", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
       child.on("error", reject);
@@ -135,18 +182,27 @@ describe("the hook's last-resort handler, as a process without the shell wrapper
     const r = await runGate(lateThrow);
     expect(r.code, "the uncaught-exception handler blocks").toBe(2);
     expect(r.stderr).toContain("mosaic gate: the gate crashed, so it blocks (a gate bug after the verdict)");
-    expect((await runGate(lateThrow, { without: `process.on("uncaughtException", crash);` })).code, "positive control: without the handler Node exits 1, which Claude Code does not treat as a block").toBe(1);
+    expect(
+      (await runGate(lateThrow, { without: `process.on("uncaughtException", crash);` })).code,
+      "positive control: without the handler Node exits 1, which Claude Code does not treat as a block",
+    ).toBe(1);
   });
   it.concurrent("a module graph that never settles exits 2, not Node's 13", async () => {
     expect((await runGate(neverSettles)).code, "the exit code is 2 until the verdict is in").toBe(2);
-    expect((await runGate(neverSettles, { without: "process.exitCode = 2;" })).code, "positive control: without it Node exits 13").toBe(13);
+    expect(
+      (await runGate(neverSettles, { without: "process.exitCode = 2;" })).code,
+      "positive control: without it Node exits 13",
+    ).toBe(13);
   });
   it.concurrent("a stray rejection exits 2 even where Node only warns about it", async () => {
     const warn = { nodeArgs: ["--unhandled-rejections=warn"] };
     const r = await runGate(strayRejection, warn);
     expect(r.code, "the unhandled-rejection handler blocks").toBe(2);
     expect(r.stderr).toContain("mosaic gate: the gate crashed, so it blocks (a stray rejection)");
-    expect((await runGate(strayRejection, { ...warn, without: `process.on("unhandledRejection", crash);` })).code, "positive control: without the handler the call is allowed").toBe(0);
+    expect(
+      (await runGate(strayRejection, { ...warn, without: `process.on("unhandledRejection", crash);` })).code,
+      "positive control: without the handler the call is allowed",
+    ).toBe(0);
   });
   it.concurrent("a decide.ts that does not load exits 2", async () => {
     const r = await runGate("export function decide( {\n");

@@ -18,7 +18,10 @@ const RECHECK =
   "which tools in dist/core/tools/ call resolveReadPath*, and the bundled copy under dist/bundle/ that the pi binary runs; " +
   "then update src/core/gate/pi-paths.ts and src/core/gate/file-tools.ts";
 
-type PiPathUtils = { resolveToCwd: (p: string, cwd: string) => string; resolveReadPathAsync: (p: string, cwd: string) => Promise<string> };
+type PiPathUtils = {
+  resolveToCwd: (p: string, cwd: string) => string;
+  resolveReadPathAsync: (p: string, cwd: string) => Promise<string>;
+};
 let pi: PiPathUtils;
 
 const scratch = makeScratch("gate-pi-diff");
@@ -71,13 +74,38 @@ const ONLY_SPELLINGS = [
   { typed: "Capture d'\u00E9cran", onDisk: "Capture d\u2019e\u0301cran" },
 ];
 
-const PREFIXES = ["", "./", "../", "@", "@@", "~", "~/", "@~/", "~/../", "file://", "file://localhost", "/", "sub/", "sub/../", "./sub/./"];
+const PREFIXES = [
+  "",
+  "./",
+  "../",
+  "@",
+  "@@",
+  "~",
+  "~/",
+  "@~/",
+  "~/../",
+  "file://",
+  "file://localhost",
+  "/",
+  "sub/",
+  "sub/../",
+  "./sub/./",
+];
 const SPACES = [" ", "\u00A0", "\u2000", "\u2007", "\u200A", "\u202F", "\u205F", "\u3000", "\u2028", "\u200B"];
 
 function corpus(): string[] {
   const out = new Set<string>();
   for (const pre of PREFIXES)
-    for (const n of [...NAMES, ...ONLY_SPELLINGS.map((o) => o.typed), "Shot 9.41 AM.png", "Shot 9.41 am.png", "a%20b", "%2e%2e/x", "x%2Fy", ""])
+    for (const n of [
+      ...NAMES,
+      ...ONLY_SPELLINGS.map((o) => o.typed),
+      "Shot 9.41 AM.png",
+      "Shot 9.41 am.png",
+      "a%20b",
+      "%2e%2e/x",
+      "x%2Fy",
+      "",
+    ])
       for (const sp of SPACES.slice(0, 3)) {
         const name = n.replace(/ /g, sp);
         out.add(pre.startsWith("file://") ? `${pre}${cwd}/${name}` : pre + name);
@@ -102,7 +130,27 @@ describe("the gate's model of Pi 0.85.1's path resolution", () => {
   it("resolveToCwd: the same path for generated strings (fixed seed)", () => {
     const piece = fc.oneof(
       fc.string({ unit: "grapheme", maxLength: 6 }),
-      fc.constantFrom("@", "~", "~/", "/", "..", ".", "file://", "file:///", "%2e", "%2F", "%", " ", "\u00A0", "\u202F", "\u3000", "'", "\u2019", "AM.", " PM."),
+      fc.constantFrom(
+        "@",
+        "~",
+        "~/",
+        "/",
+        "..",
+        ".",
+        "file://",
+        "file:///",
+        "%2e",
+        "%2F",
+        "%",
+        " ",
+        "\u00A0",
+        "\u202F",
+        "\u3000",
+        "'",
+        "\u2019",
+        "AM.",
+        " PM.",
+      ),
     );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 6 }), (parts) => {
@@ -158,14 +206,26 @@ describe("the gate's model of Pi 0.85.1's path resolution", () => {
         .sort();
     expect(calling("resolveReadPath"), RECHECK).toEqual(["read.js"]);
     // edit-diff.js is edit's TUI preview (computeEditsDiff), on the same path as edit itself.
-    expect(calling("resolveToCwd"), RECHECK).toEqual(["edit-diff.js", "edit.js", "find.js", "grep.js", "ls.js", "write.js"]);
-    const bundle = readdirSync(join(PI, "dist/bundle/chunks")).map((f) => readFileSync(join(PI, "dist/bundle/chunks", f), "utf8")).join("\n");
+    expect(calling("resolveToCwd"), RECHECK).toEqual([
+      "edit-diff.js",
+      "edit.js",
+      "find.js",
+      "grep.js",
+      "ls.js",
+      "write.js",
+    ]);
+    const bundle = readdirSync(join(PI, "dist/bundle/chunks"))
+      .map((f) => readFileSync(join(PI, "dist/bundle/chunks", f), "utf8"))
+      .join("\n");
     for (const fragment of [
       "function resolveToCwd(filePath,cwd){return resolvePath(filePath,cwd,{normalizeUnicodeSpaces:!0,stripAtPrefix:!0})}",
       "let amPmVariant=tryMacOSScreenshotPath(resolved);if(amPmVariant!==resolved&&await pathExists(amPmVariant))return amPmVariant;let nfdVariant=tryNFDVariant(resolved);if(nfdVariant!==resolved&&await pathExists(nfdVariant))return nfdVariant;let curlyVariant=tryCurlyQuoteVariant(resolved);if(curlyVariant!==resolved&&await pathExists(curlyVariant))return curlyVariant;let nfdCurlyVariant=tryCurlyQuoteVariant(nfdVariant);",
       "return filePath.replace(/ (AM|PM)\\./gi,`${NARROW_NO_BREAK_SPACE2}$1.`)",
-      "return filePath.replace(/'/g,\"\\u2019\")",
+      'return filePath.replace(/\'/g,"\\u2019")',
     ])
-      expect(bundle.includes(fragment), `the pi binary's bundle no longer holds ${JSON.stringify(fragment.slice(0, 60))}...: ${RECHECK}`).toBe(true);
+      expect(
+        bundle.includes(fragment),
+        `the pi binary's bundle no longer holds ${JSON.stringify(fragment.slice(0, 60))}...: ${RECHECK}`,
+      ).toBe(true);
   });
 });

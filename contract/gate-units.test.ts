@@ -13,7 +13,12 @@ import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { realFsView } from "../src/host/fs-view.ts";
 
-const policy = { workspace: "/ws", home: "/home/s", builtInTools: ["read", "write", "Read", "find", "Glob"], typedTools: [] };
+const policy = {
+  workspace: "/ws",
+  home: "/home/s",
+  builtInTools: ["read", "write", "Read", "find", "Glob"],
+  typedTools: [],
+};
 const allowed = (tree: Tree, tool: string, input: unknown) => decide(policy, tool, input, memoryView(tree)).allow;
 
 function chain(n: number): Tree {
@@ -47,25 +52,56 @@ describe("link resolution", () => {
   });
 
   it("a cycle is refused, a link to a link to a file is not", () => {
-    expect(resolvePhysical(memoryView({ "/ws/a": { link: "b" }, "/ws/b": { link: "a" } }), "/ws/a").kind).toBe("too-many-links");
-    expect(resolvePhysical(memoryView({ "/ws/a": { link: "b" }, "/ws/b": { link: "c" }, "/ws/c": "file" }), "/ws/a").kind).toBe("resolved");
+    expect(resolvePhysical(memoryView({ "/ws/a": { link: "b" }, "/ws/b": { link: "a" } }), "/ws/a").kind).toBe(
+      "too-many-links",
+    );
+    expect(
+      resolvePhysical(memoryView({ "/ws/a": { link: "b" }, "/ws/b": { link: "c" }, "/ws/c": "file" }), "/ws/a").kind,
+    ).toBe("resolved");
   });
 
   it("a dangling link is refused at any depth, and a missing name past a good link is a new file", () => {
-    const tree: Tree = { "/ws/d": "dir", "/ws/a": { link: "b" }, "/ws/b": { link: "d/missing/x" }, "/ws/good": { link: "d" } };
-    expect(resolvePhysical(memoryView(tree), "/ws/a")).toEqual({ kind: "dangling", link: "/ws/b", target: "d/missing/x" });
-    expect(resolvePhysical(memoryView(tree), "/ws/good/new.txt")).toEqual({ kind: "resolved", path: "/ws/d/new.txt", exists: false });
+    const tree: Tree = {
+      "/ws/d": "dir",
+      "/ws/a": { link: "b" },
+      "/ws/b": { link: "d/missing/x" },
+      "/ws/good": { link: "d" },
+    };
+    expect(resolvePhysical(memoryView(tree), "/ws/a")).toEqual({
+      kind: "dangling",
+      link: "/ws/b",
+      target: "d/missing/x",
+    });
+    expect(resolvePhysical(memoryView(tree), "/ws/good/new.txt")).toEqual({
+      kind: "resolved",
+      path: "/ws/d/new.txt",
+      exists: false,
+    });
   });
 
   it('".." after a link climbs from the link\'s target', () => {
-    const tree: Tree = { "/ws/out": { link: "/elsewhere/deep" }, "/elsewhere/deep": "dir", "/elsewhere/secret": "file" };
-    expect(resolvePhysical(memoryView(tree), "/ws/out/../secret")).toEqual({ kind: "resolved", path: "/elsewhere/secret", exists: true });
+    const tree: Tree = {
+      "/ws/out": { link: "/elsewhere/deep" },
+      "/elsewhere/deep": "dir",
+      "/elsewhere/secret": "file",
+    };
+    expect(resolvePhysical(memoryView(tree), "/ws/out/../secret")).toEqual({
+      kind: "resolved",
+      path: "/elsewhere/secret",
+      exists: true,
+    });
   });
 });
 
 describe("gate path rules", () => {
   it('".." after a link outside is refused; after a link inside it is allowed', () => {
-    const tree: Tree = { "/ws/out": { link: "/etc" }, "/ws/in": { link: "sub" }, "/ws/sub": "dir", "/ws/a.txt": "file", "/data/secret": "file" };
+    const tree: Tree = {
+      "/ws/out": { link: "/etc" },
+      "/ws/in": { link: "sub" },
+      "/ws/sub": "dir",
+      "/ws/a.txt": "file",
+      "/data/secret": "file",
+    };
     expect(allowed(tree, "read", { path: "out/../data/secret" })).toBe(false);
     expect(allowed(tree, "read", { path: "in/../a.txt" })).toBe(true);
   });
@@ -73,14 +109,27 @@ describe("gate path rules", () => {
   it("a relative path is checked as Pi opens it: lexically from the real path, even past a link", () => {
     // /data -> /mnt/disk1; deep -> src/a/b. Taken after the link the ".."s stay inside, and from
     // the path as given they come back to /data/ws; only Pi's lexical reading reaches /mnt/data.
-    const tree: Tree = { "/data": { link: "/mnt/disk1" }, "/mnt/disk1/ws/src/a/b": "dir", "/mnt/disk1/ws/deep": { link: "src/a/b" }, "/mnt/data/ws/x": "file" };
+    const tree: Tree = {
+      "/data": { link: "/mnt/disk1" },
+      "/mnt/disk1/ws/src/a/b": "dir",
+      "/mnt/disk1/ws/deep": { link: "src/a/b" },
+      "/mnt/data/ws/x": "file",
+    };
     const p = { ...policy, workspace: "/data/ws" };
     expect(decide(p, "read", { path: "deep/../../../data/ws/x" }, memoryView(tree)).allow).toBe(false);
-    expect(decide(p, "read", { path: "deep/../x" }, memoryView(tree)).allow, "positive control: a .. past the link that Pi reads as inside").toBe(true);
+    expect(
+      decide(p, "read", { path: "deep/../x" }, memoryView(tree)).allow,
+      "positive control: a .. past the link that Pi reads as inside",
+    ).toBe(true);
   });
 
   it("the name as given is checked too, since Claude Code opens it without Pi's normalisation", () => {
-    const tree: Tree = { "/ws/@evil": { link: "/etc/passwd" }, "/ws/@fine": { link: "a.txt" }, "/ws/a.txt": "file", "/etc/passwd": "file" };
+    const tree: Tree = {
+      "/ws/@evil": { link: "/etc/passwd" },
+      "/ws/@fine": { link: "a.txt" },
+      "/ws/a.txt": "file",
+      "/etc/passwd": "file",
+    };
     expect(allowed(tree, "read", { path: "@evil" })).toBe(false);
     expect(allowed(tree, "read", { path: "@fine" })).toBe(true);
   });
@@ -101,14 +150,21 @@ describe("gate path rules", () => {
     expect(decide(policy, "read", hostile, memoryView({})).allow).toBe(false);
     expect(decide(null, "read", { path: "a.txt" }, memoryView({})).allow).toBe(false);
     expect(decide({ ...policy, workspace: "ws" }, "read", { path: "a.txt" }, memoryView({})).allow).toBe(false);
-    expect(decide(policy, "read", { path: "a.txt" }, memoryView({ "/ws/a.txt": "file" })).allow, "positive control").toBe(true);
+    expect(
+      decide(policy, "read", { path: "a.txt" }, memoryView({ "/ws/a.txt": "file" })).allow,
+      "positive control",
+    ).toBe(true);
   });
 });
 
 describe("Pi's normalisation", () => {
   it("each unicode space becomes an ASCII space", () => {
-    for (const cp of [0xa0, 0x2000, 0x2005, 0x200a, 0x202f, 0x205f, 0x3000]) expect(normalisePiPath(`a${String.fromCodePoint(cp)}b`, "/h")).toEqual({ ok: true, path: "a b" });
-    expect(normalisePiPath("a\u200Bb", "/h"), "a zero-width space is not one of them").toEqual({ ok: true, path: "a\u200Bb" });
+    for (const cp of [0xa0, 0x2000, 0x2005, 0x200a, 0x202f, 0x205f, 0x3000])
+      expect(normalisePiPath(`a${String.fromCodePoint(cp)}b`, "/h")).toEqual({ ok: true, path: "a b" });
+    expect(normalisePiPath("a\u200Bb", "/h"), "a zero-width space is not one of them").toEqual({
+      ok: true,
+      path: "a\u200Bb",
+    });
   });
   it("one leading @, then ~, then file://", () => {
     expect(normalisePiPath("@@x", "/h")).toEqual({ ok: true, path: "@x" });
@@ -120,7 +176,11 @@ describe("Pi's normalisation", () => {
   });
   it("read's spellings, in Pi's order, only where they differ", () => {
     // Pi tries NFD with U+2019 whenever it differs from the name, even when it equals the U+2019 spelling.
-    expect(readSpellings("/ws/Jo's 9.41 AM.png").map((s) => s.label)).toEqual(["U+202F before AM/PM", "U+2019 for '", "NFD with U+2019"]);
+    expect(readSpellings("/ws/Jo's 9.41 AM.png").map((s) => s.label)).toEqual([
+      "U+202F before AM/PM",
+      "U+2019 for '",
+      "NFD with U+2019",
+    ]);
     expect(readSpellings("/ws/caf\u00E9's").map((s) => [s.label, s.path])).toEqual([
       ["NFD", "/ws/cafe\u0301's"],
       ["U+2019 for '", "/ws/caf\u00E9\u2019s"],
@@ -132,12 +192,19 @@ describe("Pi's normalisation", () => {
 
 describe("Pi's AM/PM spelling", () => {
   it("ignores case, as Pi's does: a lower-case am or pm gets the narrow space too", () => {
-    for (const [name, twin] of [["/ws/x 9.41 am.png", "/ws/x 9.41\u202Fam.png"], ["/ws/x 1 Pm.txt", "/ws/x 1\u202FPm.txt"], ["/ws/x 1 PM.txt", "/ws/x 1\u202FPM.txt"]] as const) {
+    for (const [name, twin] of [
+      ["/ws/x 9.41 am.png", "/ws/x 9.41\u202Fam.png"],
+      ["/ws/x 1 Pm.txt", "/ws/x 1\u202FPm.txt"],
+      ["/ws/x 1 PM.txt", "/ws/x 1\u202FPM.txt"],
+    ] as const) {
       expect(readSpellings(name).find((s) => s.label === "U+202F before AM/PM")?.path, name).toBe(twin);
     }
     const tree: Tree = { "/ws/shot 1\u202Fam.png": { link: "/etc/passwd" }, "/etc/passwd": "file" };
     expect(allowed(tree, "read", { path: "shot 1 am.png" }), "a lower-case twin that links outside").toBe(false);
-    expect(allowed(tree, "write", { path: "shot 1 am.png", content: "x" }), "positive control: write takes the name as given").toBe(true);
+    expect(
+      allowed(tree, "write", { path: "shot 1 am.png", content: "x" }),
+      "positive control: write takes the name as given",
+    ).toBe(true);
   });
 });
 
@@ -177,13 +244,17 @@ describe("glob patterns: the directory Claude Code searches", () => {
     expect(splitPattern("/data/ws/a]b/*").prefix).toBe("/data/ws");
   });
   it("dirnamePosix is node's posix dirname", () => {
-    for (const p of ["/a/b", "/a/b/", "/a", "/", "a", "a/b", "a/b//", "//a", "/a//b", "", ".", "..", "../x", "a/"]) expect(dirnamePosix(p), JSON.stringify(p)).toBe(posix.dirname(p));
+    for (const p of ["/a/b", "/a/b/", "/a", "/", "a", "a/b", "a/b//", "//a", "/a//b", "", ".", "..", "../x", "a/"])
+      expect(dirnamePosix(p), JSON.stringify(p)).toBe(posix.dirname(p));
   });
   it("a ] } \\ or extglob name that links outside is refused, though the gate's own prefix stops before it", () => {
     const tree: Tree = { "/ws/in]side/n.txt": "file", "/etc/passwd": "file" };
     for (const name of ["a]b", "c}d", "e\\f", "+(g)", "!(h)", "@(i)"]) {
       const t: Tree = { ...tree, [`/ws/${name}`]: { link: "/etc" } };
-      expect(allowed(t, "Glob", { pattern: `/ws/${name}/*` }), `${name}: Claude Code searches /ws/${name}, a link outside`).toBe(false);
+      expect(
+        allowed(t, "Glob", { pattern: `/ws/${name}/*` }),
+        `${name}: Claude Code searches /ws/${name}, a link outside`,
+      ).toBe(false);
       expect(allowed(t, "Glob", { pattern: `/ws/in]side/*` }), "positive control: a ] directory inside").toBe(true);
     }
   });
@@ -200,18 +271,34 @@ describe("fail-closed branches", () => {
     const p = { ...policy, builtInTools: ["read"], typedTools: [] };
     const fs = memoryView({ "/ws/a.txt": "file" });
     for (const tool of ["mcp__mosaic__send_message", "send_message", "mcp__mosaic__", "Write", "bash"]) {
-      expect(decide(p, tool, {}, fs), `${tool} with an empty typed-tool list`).toEqual({ allow: false, reason: `${tool} is not one of this session's tools` });
+      expect(decide(p, tool, {}, fs), `${tool} with an empty typed-tool list`).toEqual({
+        allow: false,
+        reason: `${tool} is not one of this session's tools`,
+      });
     }
-    expect(decide({ ...p, builtInTools: [] }, "read", { path: "a.txt" }, fs).allow, "no built-in tools either: read is refused too").toBe(false);
+    expect(
+      decide({ ...p, builtInTools: [] }, "read", { path: "a.txt" }, fs).allow,
+      "no built-in tools either: read is refused too",
+    ).toBe(false);
     expect(decide(p, "read", { path: "a.txt" }, fs), "positive control").toEqual({ allow: true });
   });
 
   it("a name the view cannot read (EACCES) is a block naming where, for a read and for a new file under it", () => {
     const mem = memoryView({ "/ws/locked/x.txt": "file", "/ws/a.txt": "file" });
-    const locked: FsView = { lstat: (p) => (p.startsWith("/ws/locked/") ? { kind: "unreadable", why: "EACCES" } : mem.lstat(p)) };
-    expect(decide(policy, "read", { path: "locked/x.txt" }, locked)).toEqual({ allow: false, reason: `read path: "locked/x.txt" from the workspace's real path, cannot be checked at /ws/locked/x.txt (EACCES)` });
-    expect(decide(policy, "write", { path: "locked/new.txt", content: "x" }, locked).allow, "a new file under it").toBe(false);
-    expect(decide(policy, "read", { path: "locked/x.txt" }, mem).allow, "positive control: the same path, readable").toBe(true);
+    const locked: FsView = {
+      lstat: (p) => (p.startsWith("/ws/locked/") ? { kind: "unreadable", why: "EACCES" } : mem.lstat(p)),
+    };
+    expect(decide(policy, "read", { path: "locked/x.txt" }, locked)).toEqual({
+      allow: false,
+      reason: `read path: "locked/x.txt" from the workspace's real path, cannot be checked at /ws/locked/x.txt (EACCES)`,
+    });
+    expect(decide(policy, "write", { path: "locked/new.txt", content: "x" }, locked).allow, "a new file under it").toBe(
+      false,
+    );
+    expect(
+      decide(policy, "read", { path: "locked/x.txt" }, mem).allow,
+      "positive control: the same path, readable",
+    ).toBe(true);
   });
 
   it("on disk, lstat failing with EACCES blocks (checked as a process without DAC override)", () => {
@@ -219,13 +306,16 @@ describe("fail-closed branches", () => {
     layOutTree({ "/ws/locked/x.txt": "file", "/ws/open/x.txt": "file" }, root);
     chmodSync(`${root}/ws/locked`, 0o000);
     const probe = `${root}/probe.mjs`;
-    writeFileSync(probe, [
-      `import { decide } from ${JSON.stringify(pathToFileURL(`${REPO_ROOT}/src/core/gate/decide.ts`).href)};`,
-      `import { realFsView } from ${JSON.stringify(pathToFileURL(`${REPO_ROOT}/src/host/fs-view.ts`).href)};`,
-      `const p = ${JSON.stringify({ ...policy, workspace: `${root}/ws` })};`,
-      `const d = (path) => decide(p, "read", { path }, realFsView());`,
-      `console.log(JSON.stringify({ locked: d("locked/x.txt"), open: d("open/x.txt") }));`,
-    ].join("\n"));
+    writeFileSync(
+      probe,
+      [
+        `import { decide } from ${JSON.stringify(pathToFileURL(`${REPO_ROOT}/src/core/gate/decide.ts`).href)};`,
+        `import { realFsView } from ${JSON.stringify(pathToFileURL(`${REPO_ROOT}/src/host/fs-view.ts`).href)};`,
+        `const p = ${JSON.stringify({ ...policy, workspace: `${root}/ws` })};`,
+        `const d = (path) => decide(p, "read", { path }, realFsView());`,
+        `console.log(JSON.stringify({ locked: d("locked/x.txt"), open: d("open/x.txt") }));`,
+      ].join("\n"),
+    );
     // Root passes every permission check; without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH it does not.
     const drop = process.getuid?.() === 0 ? ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] : [];
     const [cmd, ...args] = [...drop, process.execPath, probe];
@@ -233,7 +323,10 @@ describe("fail-closed branches", () => {
     chmodSync(`${root}/ws/locked`, 0o700);
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as Record<string, { allow: boolean; reason?: string }>;
-    expect(out.locked, "a path the kernel refuses to look up is blocked").toEqual({ allow: false, reason: `read path: "locked/x.txt" from the workspace's real path, cannot be checked at ${root}/ws/locked/x.txt (EACCES)` });
+    expect(out.locked, "a path the kernel refuses to look up is blocked").toEqual({
+      allow: false,
+      reason: `read path: "locked/x.txt" from the workspace's real path, cannot be checked at ${root}/ws/locked/x.txt (EACCES)`,
+    });
     expect(out.open, "positive control: the readable twin").toEqual({ allow: true });
   });
 
@@ -242,7 +335,9 @@ describe("fail-closed branches", () => {
     const d = decide(policy, "read", { path: "file:///ws/a%00.txt" }, fs);
     expect(d.allow, "a %00 in a file URL").toBe(false);
     expect(!d.allow && d.reason).toContain("names a NUL byte once normalised");
-    expect(decide(policy, "read", { path: "file:///ws/a%2Etxt" }, fs), "positive control: another escape").toEqual({ allow: true });
+    expect(decide(policy, "read", { path: "file:///ws/a%2Etxt" }, fs), "positive control: another escape").toEqual({
+      allow: true,
+    });
   });
 
   it("a path of PATH_MAX bytes or more cannot be checked, in memory as on disk", () => {
@@ -256,14 +351,20 @@ describe("fail-closed branches", () => {
     layOutTree(tree, root);
     const p = { ...policy, workspace: `${root}/ws` };
     const long = `${dirs}/${"x".repeat(PATH_MAX - base - n * 201 - 1)}`;
-    expect(Buffer.byteLength(long.slice(long.lastIndexOf("/") + 1)), "the last name is within NAME_MAX").toBeLessThanOrEqual(255);
+    expect(
+      Buffer.byteLength(long.slice(long.lastIndexOf("/") + 1)),
+      "the last name is within NAME_MAX",
+    ).toBeLessThanOrEqual(255);
     expect(Buffer.byteLength(`${root}/ws/${long}`), "the path reaches PATH_MAX").toBeGreaterThanOrEqual(PATH_MAX);
     const mem = memoryView(tree, root);
     const disk = realFsView();
     const onDisk = decide(p, "write", { path: long, content: "x" }, disk);
     expect(onDisk.allow, "the kernel says ENAMETOOLONG").toBe(false);
     expect(decide(p, "write", { path: long, content: "x" }, mem), "memory agrees with disk").toEqual(onDisk);
-    expect(decide(p, "read", { path: `${dirs}/ok.txt` }, mem), "positive control: a shorter path in the same tree").toEqual(decide(p, "read", { path: `${dirs}/ok.txt` }, disk));
+    expect(
+      decide(p, "read", { path: `${dirs}/ok.txt` }, mem),
+      "positive control: a shorter path in the same tree",
+    ).toEqual(decide(p, "read", { path: `${dirs}/ok.txt` }, disk));
     expect(decide(p, "read", { path: `${dirs}/ok.txt` }, disk).allow).toBe(true);
   });
 });

@@ -13,7 +13,11 @@ afterAll(() => scratch.remove());
 const line = (tool: unknown, input: unknown, d: Decision) =>
   `${typeof tool === "string" && /^[A-Za-z_]\w*$/.test(tool) ? tool : visible(JSON.stringify(tool))} ${visible(JSON.stringify(input) ?? "undefined")} → ${d.allow ? "allow" : `block: ${visible(d.reason)}`}`;
 
-const rooted = (p: GatePolicy, root: string): GatePolicy => ({ ...p, workspace: root + p.workspace, home: root + p.home });
+const rooted = (p: GatePolicy, root: string): GatePolicy => ({
+  ...p,
+  workspace: root + p.workspace,
+  home: root + p.home,
+});
 
 describe("gate decision goldens", () => {
   it("the tables hold at least 150 calls, both outcomes well represented, each with a why", () => {
@@ -21,7 +25,10 @@ describe("gate decision goldens", () => {
     expect(all.length).toBeGreaterThanOrEqual(150);
     expect(all.filter((c) => c.want === "allow").length).toBeGreaterThan(40);
     expect(all.filter((c) => c.want === "block").length).toBeGreaterThan(40);
-    expect(all.every((c) => c.why.length > 0), "every case says why").toBe(true);
+    expect(
+      all.every((c) => c.why.length > 0),
+      "every case says why",
+    ).toBe(true);
   });
 
   for (const scene of GATE_SCENES) {
@@ -33,11 +40,18 @@ describe("gate decision goldens", () => {
         const d = decide(scene.policy, k.tool, k.input, fs);
         lines.push(line(k.tool, k.input, d));
         // The invariant beside the golden: each call's decision is the one the table's author wrote down.
-        if ((d.allow ? "allow" : "block") !== k.want) wrong.push(`${line(k.tool, k.input, d)}  (wanted ${k.want}: ${k.why})`);
+        if ((d.allow ? "allow" : "block") !== k.want)
+          wrong.push(`${line(k.tool, k.input, d)}  (wanted ${k.want}: ${k.why})`);
         if (!d.allow) expect(d.reason.length, "a block always says why").toBeGreaterThan(0);
       }
       expect(wrong).toEqual([]);
-      await matchGolden("gate", scene.name, "txt", `gate decisions: ${scene.what}; one call per line: tool input → decision`, [...renderTree(scene.tree), ...lines].join("\n"));
+      await matchGolden(
+        "gate",
+        scene.name,
+        "txt",
+        `gate decisions: ${scene.what}; one call per line: tool input → decision`,
+        [...renderTree(scene.tree), ...lines].join("\n"),
+      );
     });
   }
 });
@@ -51,7 +65,10 @@ describe("gate decisions: in-memory tree against the same tree on disk", () => {
       const real = realFsView();
       const policy = rooted(scene.policy, root);
       for (const k of scene.cases) {
-        expect(decide(policy, k.tool, k.input, real), line(k.tool, k.input, decide(policy, k.tool, k.input, mem))).toEqual(decide(policy, k.tool, k.input, mem));
+        expect(
+          decide(policy, k.tool, k.input, real),
+          line(k.tool, k.input, decide(policy, k.tool, k.input, mem)),
+        ).toEqual(decide(policy, k.tool, k.input, mem));
       }
     });
   }

@@ -49,20 +49,33 @@ describe.concurrent("the Claude Code hook command fails closed under a real shel
 // The hook command quotes the node, repo and policy paths for /bin/sh. The launch facts' paths are
 // not validated (docs/launch.md, Limits), so a quote or $(...) in one must stay part of the name.
 describe("the hook command's quoting under a real shell", () => {
-  const hostile = "it's $(touch pwned) `touch pwned2` \"x\"";
+  const hostile = 'it\'s $(touch pwned) `touch pwned2` "x"';
 
   /** Runs the hook command for a repo at a hostile path; what the stand-in gate got, and whether the path ran. */
-  function runQuoted(build: (repo: string, policy: string) => string): { status: number | null; argv: unknown; policy: string; pwned: boolean } {
+  function runQuoted(build: (repo: string, policy: string) => string): {
+    status: number | null;
+    argv: unknown;
+    policy: string;
+    pwned: boolean;
+  } {
     const root = mkdtempSync(join(tmpdir(), "mosaic-quote-"));
     roots.push(root);
     const repo = join(root, hostile);
     mkdirSync(join(repo, "src/host"), { recursive: true });
     const record = join(root, "argv.json");
-    writeFileSync(join(repo, "src/host/claude-gate.ts"), `require("node:fs").writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.argv.slice(2)));\n`);
+    writeFileSync(
+      join(repo, "src/host/claude-gate.ts"),
+      `require("node:fs").writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.argv.slice(2)));\n`,
+    );
     const policy = join(repo, "policy.json");
     const r = spawnSync("/bin/sh", ["-c", build(repo, policy)], { cwd: root, stdio: "ignore" });
     const argv: unknown = existsSync(record) ? JSON.parse(readFileSync(record, "utf8")) : null;
-    return { status: r.status, argv, policy, pwned: existsSync(join(root, "pwned")) || existsSync(join(root, "pwned2")) };
+    return {
+      status: r.status,
+      argv,
+      policy,
+      pwned: existsSync(join(root, "pwned")) || existsSync(join(root, "pwned2")),
+    };
   }
 
   it("a path with ' $( ) ` and \" reaches the gate as one argument, and nothing in it runs", () => {
@@ -73,7 +86,9 @@ describe("the hook command's quoting under a real shell", () => {
     expect(shQuote("it's"), "a ' is closed, escaped and reopened").toBe("'it'\\''s'");
     // Positive control: quoting without escaping the ' lets the path's $(...) run.
     const naive = (w: string) => `'${w}'`;
-    const bad = runQuoted((repo, policy) => [process.execPath, `${repo}/src/host/claude-gate.ts`, policy].map(naive).join(" "));
+    const bad = runQuoted((repo, policy) =>
+      [process.execPath, `${repo}/src/host/claude-gate.ts`, policy].map(naive).join(" "),
+    );
     expect(bad.pwned, "positive control: unescaped, the command substitution in the path runs").toBe(true);
   });
 });

@@ -34,14 +34,31 @@ describe("a relative Claude Code binary is never run on the host", () => {
   });
 
   it("readBinaryFacts: a relative path is not statted or probed; the absolute one runs (positive control)", () => {
-    expect(readBinaryFacts("claude-code", relClaude), "a relative path is never run").toEqual({ path: relClaude, exists: false, executable: false, runs: false, version: null });
+    expect(readBinaryFacts("claude-code", relClaude), "a relative path is never run").toEqual({
+      path: relClaude,
+      exists: false,
+      executable: false,
+      runs: false,
+      version: null,
+    });
     expect(ran(), "the relative binary did not run").toBe("");
-    expect(readBinaryFacts("claude-code", claude)).toEqual({ path: claude, exists: true, executable: true, runs: true, version: "2.1.332 (Claude Code)" });
+    expect(readBinaryFacts("claude-code", claude)).toEqual({
+      path: claude,
+      exists: true,
+      executable: true,
+      runs: true,
+      version: "2.1.332 (Claude Code)",
+    });
     expect(ran(), "positive control: the probe runs the absolute binary").toContain(`${claude} --version`);
   });
 
   it("readHostFacts: a relative MOSAIC_CLAUDE_BIN is not resolved against the host's working directory, so nothing binds it", () => {
-    const facts = (pin: string) => readHostFacts({ repo: scratch.root, env: { MOSAIC_CLAUDE_BIN: pin, PATH: "" }, bwrap: join(scratch.root, "no-bwrap") }).claude;
+    const facts = (pin: string) =>
+      readHostFacts({
+        repo: scratch.root,
+        env: { MOSAIC_CLAUDE_BIN: pin, PATH: "" },
+        bwrap: join(scratch.root, "no-bwrap"),
+      }).claude;
     expect(facts(relClaude), "a relative pin names no binary on the host").toBeUndefined();
     expect(facts(claude), "positive control: the absolute pin").toEqual({ path: claude, realPath: claude });
     expect(ran()).toBe("");
@@ -55,20 +72,42 @@ describe("a relative Claude Code binary is never run on the host", () => {
   it("readLaunchFacts with a relative pin: nothing runs, and the launch is refused by the preflight", () => {
     const runDir = join(scratch.root, "run");
     const env = { MOSAIC_CLAUDE_BIN: relClaude, PATH: bin, ANTHROPIC_API_KEY: "stand-in" };
-    const facts = readLaunchFacts(readHostFacts({ repo: scratch.root, env }), { repo: scratch.root, runDir, bwrap: join(scratch.root, "no-bwrap") });
-    expect(facts.binaries["claude-code"], "the relative pin is not probed").toMatchObject({ exists: false, runs: false });
+    const facts = readLaunchFacts(readHostFacts({ repo: scratch.root, env }), {
+      repo: scratch.root,
+      runDir,
+      bwrap: join(scratch.root, "no-bwrap"),
+    });
+    expect(facts.binaries["claude-code"], "the relative pin is not probed").toMatchObject({
+      exists: false,
+      runs: false,
+    });
     expect(ran(), "the relative binary did not run").toBe("");
     const c = loadCase("claude-coder");
     const d = decideLaunch(c.instance, c.settings, facts, env);
-    expect(d.kind === "refuse" && [d.code, d.message.includes(`MOSAIC_CLAUDE_BIN ${JSON.stringify(relClaude)} is not an absolute path`)]).toEqual(["preflight", true]);
-    const pinned = readLaunchFacts(readHostFacts({ repo: scratch.root, env: { ...env, MOSAIC_CLAUDE_BIN: claude } }), { repo: scratch.root, runDir, bwrap: join(scratch.root, "no-bwrap") });
+    expect(
+      d.kind === "refuse" && [
+        d.code,
+        d.message.includes(`MOSAIC_CLAUDE_BIN ${JSON.stringify(relClaude)} is not an absolute path`),
+      ],
+    ).toEqual(["preflight", true]);
+    const pinned = readLaunchFacts(readHostFacts({ repo: scratch.root, env: { ...env, MOSAIC_CLAUDE_BIN: claude } }), {
+      repo: scratch.root,
+      runDir,
+      bwrap: join(scratch.root, "no-bwrap"),
+    });
     expect(pinned.binaries["claude-code"].runs, "positive control: the absolute pin is probed").toBe(true);
   });
 
   it("resolveClaudeBinary: MOSAIC_CLAUDE_BIN when set, else claude from PATH's absolute directories, else none", () => {
-    expect(resolveClaudeBinary({ MOSAIC_CLAUDE_BIN: claude, PATH: "" }), "the pin wins, even with nothing on PATH").toBe(claude);
+    expect(
+      resolveClaudeBinary({ MOSAIC_CLAUDE_BIN: claude, PATH: "" }),
+      "the pin wins, even with nothing on PATH",
+    ).toBe(claude);
     expect(resolveClaudeBinary({ MOSAIC_CLAUDE_BIN: "", PATH: bin }), "an empty pin is unset").toBe(claude);
-    expect(resolveClaudeBinary({ PATH: `${relBin}:/nonexistent` }), "nothing found: no binary, not a guess").toBeUndefined();
+    expect(
+      resolveClaudeBinary({ PATH: `${relBin}:/nonexistent` }),
+      "nothing found: no binary, not a guess",
+    ).toBeUndefined();
     expect(ran()).toBe("");
   });
 });
@@ -81,18 +120,34 @@ describe("one rule for the Claude Code binary, and one reading of the machine pe
     // Facts this x64 or arm64 machine could not give: were the machine read again, neither would show.
     const handed = { ...read, claude: { path: claude, realPath: claude }, arch: "riscv64" };
     const facts = readLaunchFacts(handed, { repo: scratch.root, runDir, bwrap: join(scratch.root, "no-bwrap") });
-    expect(facts.binaries["claude-code"], "the handed binary is the one probed").toEqual({ path: claude, exists: true, executable: true, runs: true, version: "2.1.332 (Claude Code)" });
-    expect(facts.sandboxProblem, "the probe judged the handed facts").toBe("no seccomp filter is written for riscv64; sessions run on x64 and arm64 only");
+    expect(facts.binaries["claude-code"], "the handed binary is the one probed").toEqual({
+      path: claude,
+      exists: true,
+      executable: true,
+      runs: true,
+      version: "2.1.332 (Claude Code)",
+    });
+    expect(facts.sandboxProblem, "the probe judged the handed facts").toBe(
+      "no seccomp filter is written for riscv64; sessions run on x64 and arm64 only",
+    );
     const none = readLaunchFacts(read, { repo: scratch.root, runDir, bwrap: join(scratch.root, "no-bwrap") });
-    expect(none.binaries["claude-code"], "no binary resolved: claude is missing, and the bare name is not probed").toEqual({ path: "claude", exists: false, executable: false, runs: false, version: null });
+    expect(
+      none.binaries["claude-code"],
+      "no binary resolved: claude is missing, and the bare name is not probed",
+    ).toEqual({ path: "claude", exists: false, executable: false, runs: false, version: null });
   });
 
   it("src/host reads the host facts in one place, the launcher's prepareLaunch, and passes them down", () => {
     const dir = join(REPO_ROOT, "src/host");
     const calls = readdirSync(dir, { recursive: true, encoding: "utf8" })
       .filter((f) => f.endsWith(".ts"))
-      .flatMap((f) => [...readFileSync(join(dir, f), "utf8").matchAll(/(?<!function )\breadHostFacts\(/g)].map(() => f));
+      .flatMap((f) =>
+        [...readFileSync(join(dir, f), "utf8").matchAll(/(?<!function )\breadHostFacts\(/g)].map(() => f),
+      );
     expect(calls).toEqual(["launcher.ts"]);
-    expect(readLaunchFacts.length, "readLaunchFacts takes the host facts and its options, no environment to read them from").toBe(2);
+    expect(
+      readLaunchFacts.length,
+      "readLaunchFacts takes the host facts and its options, no environment to read them from",
+    ).toBe(2);
   });
 });

@@ -17,70 +17,140 @@ const code = (f: () => unknown): string => {
 
 describe("sessionIdentity: who a session runs as", () => {
   it("a user caller's sessions run as the caller, whatever the environment says", () => {
-    expect(sessionIdentity({ uid: 1000, gid: 1000 }, { MOSAIC_SESSION_UID: "4242" }), "a user caller can give its session no other identity").toEqual({ uid: 1000, gid: 1000 });
+    expect(
+      sessionIdentity({ uid: 1000, gid: 1000 }, { MOSAIC_SESSION_UID: "4242" }),
+      "a user caller can give its session no other identity",
+    ).toEqual({ uid: 1000, gid: 1000 });
   });
   it("a root caller's sessions run as nobody by default, never as 0", () => {
-    expect(sessionIdentity({ uid: 0, gid: 0 }, {}), "the default is the unprivileged nobody").toEqual({ uid: 65534, gid: 65534 });
+    expect(sessionIdentity({ uid: 0, gid: 0 }, {}), "the default is the unprivileged nobody").toEqual({
+      uid: 65534,
+      gid: 65534,
+    });
     expect(DEFAULT_SESSION_IDENTITY.uid, "the default is not root").not.toBe(0);
   });
   it("MOSAIC_SESSION_UID and MOSAIC_SESSION_GID choose a dedicated system user", () => {
-    expect(sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "997", MOSAIC_SESSION_GID: "996" })).toEqual({ uid: 997, gid: 996 });
+    expect(sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "997", MOSAIC_SESSION_GID: "996" })).toEqual({
+      uid: 997,
+      gid: 996,
+    });
   });
   it("a bad value is refused naming the variable: 0, a name, a negative number, one too large", () => {
-    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "0" }))).toBe("session-identity: MOSAIC_SESSION_UID: is 0: a root caller's sessions must never run as uid or gid 0");
-    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_GID: "0" }))).toBe("session-identity: MOSAIC_SESSION_GID: is 0: a root caller's sessions must never run as uid or gid 0");
-    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "nobody" }))).toBe('session-identity: MOSAIC_SESSION_UID: "nobody" is not a numeric id');
-    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "-5" }))).toBe('session-identity: MOSAIC_SESSION_UID: "-5" is not a numeric id');
-    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "4294967295" }))).toBe("session-identity: MOSAIC_SESSION_UID: 4294967295 is not a valid id");
+    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "0" }))).toBe(
+      "session-identity: MOSAIC_SESSION_UID: is 0: a root caller's sessions must never run as uid or gid 0",
+    );
+    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_GID: "0" }))).toBe(
+      "session-identity: MOSAIC_SESSION_GID: is 0: a root caller's sessions must never run as uid or gid 0",
+    );
+    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "nobody" }))).toBe(
+      'session-identity: MOSAIC_SESSION_UID: "nobody" is not a numeric id',
+    );
+    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "-5" }))).toBe(
+      'session-identity: MOSAIC_SESSION_UID: "-5" is not a numeric id',
+    );
+    expect(code(() => sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "4294967295" }))).toBe(
+      "session-identity: MOSAIC_SESSION_UID: 4294967295 is not a valid id",
+    );
   });
   it("dropToSession: setpriv for a root caller, nothing for a user; a root identity in the facts is refused", () => {
-    expect(dropToSession({ uid: 0, session: { uid: 65534, gid: 65534 } })).toEqual(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+    expect(dropToSession({ uid: 0, session: { uid: 65534, gid: 65534 } })).toEqual([
+      "setpriv",
+      "--reuid=65534",
+      "--regid=65534",
+      "--clear-groups",
+      "--",
+    ]);
     expect(dropToSession({ uid: 1000, session: { uid: 1000, gid: 1000 } })).toEqual([]);
-    expect(code(() => dropToSession({ uid: 0, session: { uid: 0, gid: 0 } })), "facts built by hand with a root session identity never run").toMatch(/^session-identity: hostFacts.session: /);
-    expect(code(() => dropToSession({ uid: 0, session: { uid: 65534, gid: 0 } })), "nor with gid 0").toMatch(/^session-identity: /);
+    expect(
+      code(() => dropToSession({ uid: 0, session: { uid: 0, gid: 0 } })),
+      "facts built by hand with a root session identity never run",
+    ).toMatch(/^session-identity: hostFacts.session: /);
+    expect(
+      code(() => dropToSession({ uid: 0, session: { uid: 65534, gid: 0 } })),
+      "nor with gid 0",
+    ).toMatch(/^session-identity: /);
   });
 });
 
 describe("planHandover: what the launcher chowns for a root caller's session", () => {
   const id = { uid: 65534, gid: 65534 };
-  const e = (path: string, kind: OwnedEntry["kind"], uid: number, nlink = 1): OwnedEntry => ({ path, kind, uid, gid: uid, nlink });
+  const e = (path: string, kind: OwnedEntry["kind"], uid: number, nlink = 1): OwnedEntry => ({
+    path,
+    kind,
+    uid,
+    gid: uid,
+    nlink,
+  });
   it("everything not yet the session's, links themselves (never followed)", () => {
-    expect(planHandover(id, [e("/ws", "dir", 0), e("/ws/a", "file", 65534), e("/ws/l", "link", 0), e("/ws/b", "file", 0)])).toEqual(["/ws", "/ws/l", "/ws/b"]);
+    expect(
+      planHandover(id, [e("/ws", "dir", 0), e("/ws/a", "file", 65534), e("/ws/l", "link", 0), e("/ws/b", "file", 0)]),
+    ).toEqual(["/ws", "/ws/l", "/ws/b"]);
   });
   it("refuses a file with another hard link: the chown would hand over its other name too", () => {
-    expect(code(() => planHandover(id, [e("/ws", "dir", 0), e("/ws/shadow", "file", 0, 2)]))).toMatch(/^handover-hardlink: \/ws\/shadow: has 2 hard links and belongs to 0:0/);
-    expect(planHandover(id, [e("/ws/own", "file", 65534, 2)]), "a linked file already the session's needs nothing").toEqual([]);
+    expect(code(() => planHandover(id, [e("/ws", "dir", 0), e("/ws/shadow", "file", 0, 2)]))).toMatch(
+      /^handover-hardlink: \/ws\/shadow: has 2 hard links and belongs to 0:0/,
+    );
+    expect(
+      planHandover(id, [e("/ws/own", "file", 65534, 2)]),
+      "a linked file already the session's needs nothing",
+    ).toEqual([]);
   });
 });
 
 describe("reachProblem: whether the session's identity can use a bind's source", () => {
   const id = { uid: 65534, gid: 65534 };
-  const st = (path: string, kind: PathStat["kind"], mode: number, uid = 0, gid = 0): PathStat => ({ path, kind, mode, uid, gid });
+  const st = (path: string, kind: PathStat["kind"], mode: number, uid = 0, gid = 0): PathStat => ({
+    path,
+    kind,
+    mode,
+    uid,
+    gid,
+  });
   const chain = (last: PathStat, ...dirs: PathStat[]) => [st("/", "dir", 0o755), ...dirs, last];
   it("a world-readable file under world-searchable directories", () => {
     expect(reachProblem(id, chain(st("/srv/f", "file", 0o644), st("/srv", "dir", 0o755)), "read")).toBeNull();
   });
   it("the parent of a tree the launcher hands over must itself be enterable", () => {
-    expect(reachProblem(id, chain(st("/data/locked", "dir", 0o700), st("/data", "dir", 0o755)), "search")).toBe("uid 65534 cannot enter /data/locked (mode 0700, owner 0:0)");
+    expect(reachProblem(id, chain(st("/data/locked", "dir", 0o700), st("/data", "dir", 0o755)), "search")).toBe(
+      "uid 65534 cannot enter /data/locked (mode 0700, owner 0:0)",
+    );
     expect(reachProblem(id, chain(st("/data/open", "dir", 0o711), st("/data", "dir", 0o755)), "search")).toBeNull();
   });
   it("a directory it cannot enter names the directory, its mode and owner", () => {
-    expect(reachProblem(id, chain(st("/root/repo/f", "file", 0o644), st("/root", "dir", 0o700), st("/root/repo", "dir", 0o755)), "read")).toBe("uid 65534 cannot enter /root (mode 0700, owner 0:0)");
+    expect(
+      reachProblem(
+        id,
+        chain(st("/root/repo/f", "file", 0o644), st("/root", "dir", 0o700), st("/root/repo", "dir", 0o755)),
+        "read",
+      ),
+    ).toBe("uid 65534 cannot enter /root (mode 0700, owner 0:0)");
   });
   it("group and owner bits count for the identity's gid and uid", () => {
-    expect(reachProblem(id, chain(st("/d/f", "file", 0o640, 0, 65534), st("/d", "dir", 0o750, 0, 65534)), "read"), "by group").toBeNull();
-    expect(reachProblem(id, chain(st("/d/f", "file", 0o600, 65534, 1), st("/d", "dir", 0o700, 65534, 1)), "write"), "by owner").toBeNull();
+    expect(
+      reachProblem(id, chain(st("/d/f", "file", 0o640, 0, 65534), st("/d", "dir", 0o750, 0, 65534)), "read"),
+      "by group",
+    ).toBeNull();
+    expect(
+      reachProblem(id, chain(st("/d/f", "file", 0o600, 65534, 1), st("/d", "dir", 0o700, 65534, 1)), "write"),
+      "by owner",
+    ).toBeNull();
   });
   it("a socket it may not write cannot be connected to", () => {
-    expect(reachProblem(id, chain(st("/run/bus.sock", "socket", 0o755), st("/run", "dir", 0o755)), "connect")).toBe("uid 65534 cannot connect to /run/bus.sock (mode 0755, owner 0:0)");
-    expect(reachProblem(id, chain(st("/run/bus.sock", "socket", 0o777), st("/run", "dir", 0o755)), "connect")).toBeNull();
+    expect(reachProblem(id, chain(st("/run/bus.sock", "socket", 0o755), st("/run", "dir", 0o755)), "connect")).toBe(
+      "uid 65534 cannot connect to /run/bus.sock (mode 0755, owner 0:0)",
+    );
+    expect(
+      reachProblem(id, chain(st("/run/bus.sock", "socket", 0o777), st("/run", "dir", 0o755)), "connect"),
+    ).toBeNull();
   });
   it("an execute-only node is enough to run it; a missing source is named", () => {
     expect(reachProblem(id, chain(st("/s/node", "file", 0o111), st("/s", "dir", 0o755)), "exec")).toBeNull();
     expect(reachProblem(id, [st("/x", "missing", 0)], "search")).toBe("/x does not exist");
   });
   it("a workspace it does not own cannot be worked in", () => {
-    expect(reachProblem(id, chain(st("/ws", "dir", 0o755)), "write")).toBe("uid 65534 cannot write /ws (mode 0755, owner 0:0)");
+    expect(reachProblem(id, chain(st("/ws", "dir", 0o755)), "write")).toBe(
+      "uid 65534 cannot write /ws (mode 0755, owner 0:0)",
+    );
   });
   it("every bind with a host source is checked, with the row's need", () => {
     const { spec } = ROLE_CASES["claude-pm"]!;
@@ -88,10 +158,31 @@ describe("reachProblem: whether the session's identity can use a bind's source",
     const table = binds(spec, facts, fixtureWorkspaceView(spec));
     const needs = bindNeeds(table);
     const of = (src: string) => needs.find((n) => n.source === src)?.need;
-    expect([of(spec.workspace), of(spec.runDir), of(spec.brokerSocket), of(spec.launchSocket), of(facts.runnerNode), of(spec.runner)], "the workspace and run are written, the sockets connected to, the runner's node run, its files read").toEqual(["write", "write", "connect", "connect", "exec", "read"]);
+    expect(
+      [
+        of(spec.workspace),
+        of(spec.runDir),
+        of(spec.brokerSocket),
+        of(spec.launchSocket),
+        of(facts.runnerNode),
+        of(spec.runner),
+      ],
+      "the workspace and run are written, the sockets connected to, the runner's node run, its files read",
+    ).toEqual(["write", "write", "connect", "connect", "exec", "read"]);
     const handed = bindNeeds(table, [spec.workspace, spec.runDir]);
-    expect(handed.some((n) => n.source.startsWith(spec.workspace) || n.source.startsWith(spec.runDir)), "what the launcher hands over is not checked before it is the identity's").toBe(false);
-    expect(handed.filter((n) => n.source === "/srv/mosaic-data/workspaces/acme" || n.source === "/srv/mosaic-data/runs").map((n) => n.need), "their parents must be searchable").toEqual(["search", "search"]);
-    expect(Object.values(BIND_NEEDS).every((n) => n!.why.length > 0), "every need says why").toBe(true);
+    expect(
+      handed.some((n) => n.source.startsWith(spec.workspace) || n.source.startsWith(spec.runDir)),
+      "what the launcher hands over is not checked before it is the identity's",
+    ).toBe(false);
+    expect(
+      handed
+        .filter((n) => n.source === "/srv/mosaic-data/workspaces/acme" || n.source === "/srv/mosaic-data/runs")
+        .map((n) => n.need),
+      "their parents must be searchable",
+    ).toEqual(["search", "search"]);
+    expect(
+      Object.values(BIND_NEEDS).every((n) => n!.why.length > 0),
+      "every need says why",
+    ).toBe(true);
   });
 });

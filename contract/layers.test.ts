@@ -14,18 +14,47 @@ type Part = "core" | "host" | "cli" | "conformance" | "mutation" | "review" | "c
 /** The parts, where each lives, what each may import, and why. A part may always import itself. */
 const LAYERS: Record<Part, { dir: string; may: readonly Part[]; why: string }> = {
   core: { dir: "src/core", may: [], why: "the confinement's decisions over data: pure, so every one is a golden" },
-  host: { dir: "src/host", may: ["core"], why: "the imperative shell that carries core's decisions out; production never reaches the verification engine" },
-  cli: { dir: "src/cli", may: ["core", "host", "conformance"], why: "`plan` shows core's decisions on this host; `run` runs the scenarios" },
-  conformance: { dir: "src/conformance", may: ["core", "host"], why: "the verification engine uses production, never the reverse" },
+  host: {
+    dir: "src/host",
+    may: ["core"],
+    why: "the imperative shell that carries core's decisions out; production never reaches the verification engine",
+  },
+  cli: {
+    dir: "src/cli",
+    may: ["core", "host", "conformance"],
+    why: "`plan` shows core's decisions on this host; `run` runs the scenarios",
+  },
+  conformance: {
+    dir: "src/conformance",
+    may: ["core", "host"],
+    why: "the verification engine uses production, never the reverse",
+  },
   mutation: { dir: "src/mutation", may: [], why: "a tool of its own: mutants on tree copies, run by any vitest suite" },
-  review: { dir: "src/review", may: ["core", "host", "mutation", "conformance"], why: "reads goldens with core's vocabulary; its catalog self-test reuses the mutation runner's phases and drives the golden helper's log" },
-  contract: { dir: "contract", may: ["core", "host", "cli", "conformance", "mutation", "review"], why: "the contract tier tests every part" },
-  live: { dir: "live", may: ["core", "host", "conformance"], why: "the live tier runs production in real sandboxes through the engine's worlds" },
-  scripts: { dir: "scripts", may: ["core", "host", "conformance", "mutation", "review", "contract"], why: "npm scripts: entry points into every tool; bench reuses the contract's launch cases" },
+  review: {
+    dir: "src/review",
+    may: ["core", "host", "mutation", "conformance"],
+    why: "reads goldens with core's vocabulary; its catalog self-test reuses the mutation runner's phases and drives the golden helper's log",
+  },
+  contract: {
+    dir: "contract",
+    may: ["core", "host", "cli", "conformance", "mutation", "review"],
+    why: "the contract tier tests every part",
+  },
+  live: {
+    dir: "live",
+    may: ["core", "host", "conformance"],
+    why: "the live tier runs production in real sandboxes through the engine's worlds",
+  },
+  scripts: {
+    dir: "scripts",
+    may: ["core", "host", "conformance", "mutation", "review", "contract"],
+    why: "npm scripts: entry points into every tool; bench reuses the contract's launch cases",
+  },
 };
 
 /** Modules that reach the machine; src/core decides over data and must not import them. */
-const CORE_FORBIDDEN = /^(node:)?(fs|fs\/promises|child_process|net|os|dgram|cluster|worker_threads|http|https|dns|process)$/;
+const CORE_FORBIDDEN =
+  /^(node:)?(fs|fs\/promises|child_process|net|os|dgram|cluster|worker_threads|http|https|dns|process)$/;
 /** Packages src/core may import: pure computation only (node:crypto here only hashes). */
 const CORE_PACKAGES = new Set(["zod", "node:crypto"]);
 /** Test-only packages: production (core, host, cli) must run without them. */
@@ -49,7 +78,11 @@ const partOf = (path: string): Part | undefined =>
  * Every problem of the given files against the layers, `path:line: why`, and the arrows used.
  * `exists` answers whether a repository path exists (a relative import of a missing file is a problem).
  */
-function checkLayers(files: readonly SourceFile[], layers: typeof LAYERS, exists: (path: string) => boolean): { problems: string[]; used: Set<string> } {
+function checkLayers(
+  files: readonly SourceFile[],
+  layers: typeof LAYERS,
+  exists: (path: string) => boolean,
+): { problems: string[]; used: Set<string> } {
   const problems: string[] = [];
   const used = new Set<string>();
   for (const f of files) {
@@ -60,13 +93,17 @@ function checkLayers(files: readonly SourceFile[], layers: typeof LAYERS, exists
     }
     const lines = f.text.split("\n");
     const lineOf = (spec: string) => 1 + lines.findIndex((l) => l.includes(`"${spec}"`) || l.includes(`'${spec}'`));
-    if (from === "core" && /\bprocess\s*\.\s*env\b|\bprocess\s*\[\s*["']env["']\s*\]/.test(f.text)) problems.push(`${f.path}: reads process.env in src/core`);
+    if (from === "core" && /\bprocess\s*\.\s*env\b|\bprocess\s*\[\s*["']env["']\s*\]/.test(f.text))
+      problems.push(`${f.path}: reads process.env in src/core`);
     for (const spec of importsOf(f.text)) {
       const at = `${f.path}:${lineOf(spec)}`;
       if (!spec.startsWith(".")) {
-        if (from === "core" && CORE_FORBIDDEN.test(spec)) problems.push(`${at}: src/core imports ${spec}, which reaches the machine`);
-        else if (from === "core" && !CORE_PACKAGES.has(spec)) problems.push(`${at}: src/core imports package ${spec}, not on the pure list`);
-        else if (PRODUCTION.includes(from) && TEST_PACKAGES.test(spec)) problems.push(`${at}: production (${from}) imports the test package ${spec}`);
+        if (from === "core" && CORE_FORBIDDEN.test(spec))
+          problems.push(`${at}: src/core imports ${spec}, which reaches the machine`);
+        else if (from === "core" && !CORE_PACKAGES.has(spec))
+          problems.push(`${at}: src/core imports package ${spec}, not on the pure list`);
+        else if (PRODUCTION.includes(from) && TEST_PACKAGES.test(spec))
+          problems.push(`${at}: production (${from}) imports the test package ${spec}`);
         continue;
       }
       const target = relative(ROOT, resolve(ROOT, dirname(f.path), spec));
@@ -76,7 +113,10 @@ function checkLayers(files: readonly SourceFile[], layers: typeof LAYERS, exists
       }
       const to = partOf(target);
       if (to === undefined) problems.push(`${at}: imports ${target}, in no part of the layer table`);
-      else if (to !== from && !layers[from].may.includes(to)) problems.push(`${at}: ${from} imports ${to} (${spec}); the layer table allows ${from} only ${layers[from].may.join(", ") || "itself"}`);
+      else if (to !== from && !layers[from].may.includes(to))
+        problems.push(
+          `${at}: ${from} imports ${to} (${spec}); the layer table allows ${from} only ${layers[from].may.join(", ") || "itself"}`,
+        );
       else if (to !== from) used.add(`${from} -> ${to}`);
     }
   }
@@ -84,11 +124,13 @@ function checkLayers(files: readonly SourceFile[], layers: typeof LAYERS, exists
 }
 
 const readRepo = (): SourceFile[] =>
-  (Object.values(LAYERS).map((l) => l.dir))
+  Object.values(LAYERS)
+    .map((l) => l.dir)
     .flatMap((d) => tsFiles(join(ROOT, d)))
     .map((p) => ({ path: relative(ROOT, p), text: readFileSync(p, "utf8") }));
 
-const declared = (layers: typeof LAYERS) => (Object.keys(layers) as Part[]).flatMap((p) => layers[p].may.map((q) => `${p} -> ${q}`));
+const declared = (layers: typeof LAYERS) =>
+  (Object.keys(layers) as Part[]).flatMap((p) => layers[p].may.map((q) => `${p} -> ${q}`));
 
 /** The README's "Where things are" table: part, folder, what it may import. */
 function readReadmeLayers(): Map<string, { dir: string; may: string[] }> {
@@ -98,7 +140,11 @@ function readReadmeLayers(): Map<string, { dir: string; may: string[] }> {
   for (const line of section.slice(0, section.indexOf("\n## ", 3) >>> 0).split("\n")) {
     const cells = line.split("|").map((c) => c.trim());
     if (cells.length < 5 || cells[1] === "part" || cells[1]!.startsWith("---")) continue;
-    const may = cells[3]!.replace(/`/g, "").split(",").map((s) => s.trim()).filter((s) => s !== "" && s !== "nothing");
+    const may = cells[3]!
+      .replace(/`/g, "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "" && s !== "nothing");
     rows.set(cells[1]!.replace(/`/g, ""), { dir: cells[2]!.replace(/`/g, "").replace(/\/$/, ""), may: may.sort() });
   }
   return rows;
@@ -119,14 +165,19 @@ describe("the layer table", () => {
 
   it("the README's map of the parts is the layer table", () => {
     const readme = readReadmeLayers();
-    const table = new Map((Object.keys(LAYERS) as Part[]).map((p) => [p, { dir: LAYERS[p].dir, may: [...LAYERS[p].may].sort() }]));
+    const table = new Map(
+      (Object.keys(LAYERS) as Part[]).map((p) => [p, { dir: LAYERS[p].dir, may: [...LAYERS[p].may].sort() }]),
+    );
     expect(Object.fromEntries(readme)).toEqual(Object.fromEntries(table));
   });
 
   it("a planted wrong-way import is caught with its file and line (positive control)", () => {
     const planted: SourceFile[] = [
       { path: "src/host/launcher.ts", text: `// a launcher\nimport { x } from "../conformance/golden.ts";\n` },
-      { path: "src/core/sandbox/binds.ts", text: `import { readFileSync } from "node:fs";\nconst a = process.env.HOME;\nimport { y } from "../../host/launcher.ts";\n` },
+      {
+        path: "src/core/sandbox/binds.ts",
+        text: `import { readFileSync } from "node:fs";\nconst a = process.env.HOME;\nimport { y } from "../../host/launcher.ts";\n`,
+      },
       { path: "src/host/runner/main.ts", text: `import { z } from "vitest";\nimport { w } from "./gone.ts";\n` },
       { path: "src/mutation/runner.ts", text: `import { v } from "../conformance/junit.ts";\n` },
     ];

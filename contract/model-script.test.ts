@@ -2,7 +2,12 @@ import { http } from "msw";
 import { describe, expect, it } from "vitest";
 import { MosaicError } from "../src/core/errors.ts";
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
-import { fillTemplateVars, loadModelScript, type ModelScript, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
+import {
+  fillTemplateVars,
+  loadModelScript,
+  type ModelScript,
+  type Reply,
+} from "../src/conformance/stand-ins/model-script/format.ts";
 import { handlersFor, remainingTurns, respond } from "../src/conformance/stand-ins/model-script/handlers.ts";
 import { ScriptRecorder, type ScriptFailure } from "../src/conformance/stand-ins/model-script/record.ts";
 import { latestToolResults, NO_TOOL_RESULT, toolResultsIn } from "../src/conformance/stand-ins/model-script/resolve.ts";
@@ -13,7 +18,10 @@ const SOURCE = "contract/model-script.test.ts";
 const BASE = "http://scripted.invalid";
 const load = (turns: unknown[]) => loadModelScript({ turns }, { source: SOURCE });
 
-function attempt(doc: unknown, f: (doc: unknown) => unknown = (d) => loadModelScript(d, { source: SOURCE })): MosaicError {
+function attempt(
+  doc: unknown,
+  f: (doc: unknown) => unknown = (d) => loadModelScript(d, { source: SOURCE }),
+): MosaicError {
   try {
     f(doc);
   } catch (e) {
@@ -24,15 +32,30 @@ function attempt(doc: unknown, f: (doc: unknown) => unknown = (d) => loadModelSc
 }
 
 const call = (body: unknown, headers: Record<string, string> = {}) =>
-  new Request(`${BASE}/v1/messages?beta=true`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  new Request(`${BASE}/v1/messages?beta=true`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 
 const FIRST = { model: "m", messages: [{ role: "user", content: "do the task" }] };
 /** A request whose last message carries these tool results, after an earlier one that carried `earlier`. */
 function withResults(results: Array<string | Array<{ type: "text"; text: string }>>, earlier: string[] = []) {
-  const res = (texts: typeof results, from: number) => texts.map((t, i) => ({ type: "tool_result", tool_use_id: `toolu_${from + i}`, content: t }));
+  const res = (texts: typeof results, from: number) =>
+    texts.map((t, i) => ({ type: "tool_result", tool_use_id: `toolu_${from + i}`, content: t }));
   const messages: unknown[] = [{ role: "user", content: "do the task" }];
-  if (earlier.length > 0) messages.push({ role: "assistant", content: [{ type: "tool_use", id: "toolu_0", name: "Read", input: {} }] }, { role: "user", content: res(earlier, 100) });
-  messages.push({ role: "assistant", content: results.map((_, i) => ({ type: "tool_use", id: `toolu_${i}`, name: "Read", input: {} })) }, { role: "user", content: res(results, 0) });
+  if (earlier.length > 0)
+    messages.push(
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_0", name: "Read", input: {} }] },
+      { role: "user", content: res(earlier, 100) },
+    );
+  messages.push(
+    {
+      role: "assistant",
+      content: results.map((_, i) => ({ type: "tool_use", id: `toolu_${i}`, name: "Read", input: {} })),
+    },
+    { role: "user", content: res(results, 0) },
+  );
   return { model: "m", messages };
 }
 
@@ -64,13 +87,28 @@ function parseSse(text: string): Parsed[] {
 
 /** The properties both CLIs depend on (DESIGN.md, "Driving the real CLIs"), asserted beside each golden. */
 function expectCliShape(events: Parsed[], stop: "tool_use" | "end_turn") {
-  expect(events.map((e) => e.event)).toEqual(["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
+  expect(events.map((e) => e.event)).toEqual([
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+  ]);
   const [start, blockStart, delta, , messageDelta] = events as [Parsed, Parsed, Parsed, Parsed, Parsed];
-  expect(start.data.message.usage, "usage in message_start: Pi fails without it").toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+  expect(start.data.message.usage, "usage in message_start: Pi fails without it").toMatchObject({
+    input_tokens: expect.any(Number),
+    output_tokens: expect.any(Number),
+  });
   expect(messageDelta.data.usage.output_tokens, "usage.output_tokens in message_delta").toEqual(expect.any(Number));
   expect(messageDelta.data.delta.stop_reason).toBe(stop);
   if (stop === "tool_use") {
-    expect(blockStart.data.content_block).toMatchObject({ type: "tool_use", id: expect.stringMatching(/^toolu_/), name: expect.any(String), input: {} });
+    expect(blockStart.data.content_block).toMatchObject({
+      type: "tool_use",
+      id: expect.stringMatching(/^toolu_/),
+      name: expect.any(String),
+      input: {},
+    });
     expect(delta.data.delta.type).toBe("input_json_delta");
   } else {
     expect(blockStart.data.content_block).toEqual({ type: "text", text: "" });
@@ -84,7 +122,15 @@ describe("loadModelScript: valid scripts", () => {
       { tool_use: { name: "mcp__mosaic__read_task", input: { task: "t1", nested: { list: [1, "{{workspace}}"] } } } },
       { text: "done" },
       { text_from_tool_results: { template: "saw: {{last_tool_result}} / {{tool_results}}" } },
-      { when_tool_result_contains: "denied", then: { text: "blocked" }, else: { when_tool_result_contains: "ok", then: { tool_use: { name: "Read", input: {} } }, else: { text: "neither" } } },
+      {
+        when_tool_result_contains: "denied",
+        then: { text: "blocked" },
+        else: {
+          when_tool_result_contains: "ok",
+          then: { tool_use: { name: "Read", input: {} } },
+          else: { text: "neither" },
+        },
+      },
     ];
     const script = load(turns);
     expect(script.turns).toEqual(turns);
@@ -100,22 +146,84 @@ const BAD: ReadonlyArray<[name: string, doc: unknown, field: string, code: strin
   ["a key beside turns", { turns: [{ text: "a" }], replies: [] }, "replies", "bad-script"],
   ["a turn that is a string", { turns: [{ text: "a" }, "hello"] }, "turns[1]", "bad-script"],
   ["a turn with no kind", { turns: [{ toolUse: { name: "Read", input: {} } }] }, "turns[0]", "bad-script"],
-  ["a turn with two kinds", { turns: [{ text: "a", tool_use: { name: "Read", input: {} } }] }, "turns[0]", "bad-script"],
-  ["a tool input that is a string", { turns: [{ text: "a" }, { text: "b" }, { tool_use: { name: "Read", input: "/etc/passwd" } }] }, "turns[2].tool_use.input", "bad-script"],
-  ["a tool input that is a list", { turns: [{ tool_use: { name: "Read", input: ["/etc/passwd"] } }] }, "turns[0].tool_use.input", "bad-script"],
+  [
+    "a turn with two kinds",
+    { turns: [{ text: "a", tool_use: { name: "Read", input: {} } }] },
+    "turns[0]",
+    "bad-script",
+  ],
+  [
+    "a tool input that is a string",
+    { turns: [{ text: "a" }, { text: "b" }, { tool_use: { name: "Read", input: "/etc/passwd" } }] },
+    "turns[2].tool_use.input",
+    "bad-script",
+  ],
+  [
+    "a tool input that is a list",
+    { turns: [{ tool_use: { name: "Read", input: ["/etc/passwd"] } }] },
+    "turns[0].tool_use.input",
+    "bad-script",
+  ],
   ["a tool with no input", { turns: [{ tool_use: { name: "Read" } }] }, "turns[0].tool_use.input", "missing-field"],
-  ["a tool name with a space", { turns: [{ tool_use: { name: "Read file", input: {} } }] }, "turns[0].tool_use.name", "bad-script"],
-  ["a misspelt tool_use field", { turns: [{ tool_use: { name: "Read", inputs: {} } }] }, "turns[0].tool_use.inputs", "bad-script"],
+  [
+    "a tool name with a space",
+    { turns: [{ tool_use: { name: "Read file", input: {} } }] },
+    "turns[0].tool_use.name",
+    "bad-script",
+  ],
+  [
+    "a misspelt tool_use field",
+    { turns: [{ tool_use: { name: "Read", inputs: {} } }] },
+    "turns[0].tool_use.inputs",
+    "bad-script",
+  ],
   ["empty text", { turns: [{ text: "" }] }, "turns[0].text", "bad-script"],
   ["text that is a number", { turns: [{ text: 7 }] }, "turns[0].text", "bad-script"],
   ["a key beside text", { turns: [{ text: "a", stop: "end_turn" }] }, "turns[0].stop", "bad-script"],
-  ["a template with no template", { turns: [{ text_from_tool_results: {} }] }, "turns[0].text_from_tool_results.template", "missing-field"],
-  ["a branch with no else", { turns: [{ text: "a" }, { when_tool_result_contains: "x", then: { text: "y" } }] }, "turns[1].else", "missing-field"],
-  ["a branch on the empty string", { turns: [{ when_tool_result_contains: "", then: { text: "y" }, else: { text: "n" } }] }, "turns[0].when_tool_result_contains", "bad-script"],
-  ["a malformed reply inside a branch", { turns: [{ when_tool_result_contains: "x", then: { tool_use: { name: "Read", input: 3 } }, else: { text: "n" } }] }, "turns[0].then.tool_use.input", "bad-script"],
-  ["a template variable with spaces", { turns: [{ tool_use: { name: "Read", input: { file_path: "{{ workspace }}/a" } } }] }, "turns[0].tool_use.input.file_path", "bad-template-var"],
-  ["an unclosed template variable", { turns: [{ tool_use: { name: "Read", input: { paths: ["ok", "{{workspace/a"] } } }] }, "turns[0].tool_use.input.paths[1]", "bad-template-var"],
-  ["a request template variable outside a template", { turns: [{ text: "saw {{last_tool_result}}" }] }, "turns[0].text", "bad-template-var"],
+  [
+    "a template with no template",
+    { turns: [{ text_from_tool_results: {} }] },
+    "turns[0].text_from_tool_results.template",
+    "missing-field",
+  ],
+  [
+    "a branch with no else",
+    { turns: [{ text: "a" }, { when_tool_result_contains: "x", then: { text: "y" } }] },
+    "turns[1].else",
+    "missing-field",
+  ],
+  [
+    "a branch on the empty string",
+    { turns: [{ when_tool_result_contains: "", then: { text: "y" }, else: { text: "n" } }] },
+    "turns[0].when_tool_result_contains",
+    "bad-script",
+  ],
+  [
+    "a malformed reply inside a branch",
+    {
+      turns: [{ when_tool_result_contains: "x", then: { tool_use: { name: "Read", input: 3 } }, else: { text: "n" } }],
+    },
+    "turns[0].then.tool_use.input",
+    "bad-script",
+  ],
+  [
+    "a template variable with spaces",
+    { turns: [{ tool_use: { name: "Read", input: { file_path: "{{ workspace }}/a" } } }] },
+    "turns[0].tool_use.input.file_path",
+    "bad-template-var",
+  ],
+  [
+    "an unclosed template variable",
+    { turns: [{ tool_use: { name: "Read", input: { paths: ["ok", "{{workspace/a"] } } }] },
+    "turns[0].tool_use.input.paths[1]",
+    "bad-template-var",
+  ],
+  [
+    "a request template variable outside a template",
+    { turns: [{ text: "saw {{last_tool_result}}" }] },
+    "turns[0].text",
+    "bad-template-var",
+  ],
 ];
 
 describe("loadModelScript: a malformed script is an error at load time naming the turn", () => {
@@ -131,22 +239,52 @@ describe("loadModelScript: a malformed script is an error at load time naming th
       const e = attempt(doc);
       return `${name} → ${e.code}: ${e.message}`;
     });
-    await matchGolden("model-script", "load-errors", "txt", "malformed model scripts and the error each gets", lines.join("\n"));
+    await matchGolden(
+      "model-script",
+      "load-errors",
+      "txt",
+      "malformed model scripts and the error each gets",
+      lines.join("\n"),
+    );
   });
 });
 
 describe("fillTemplateVars: the run's values, from an explicit map", () => {
   const script = load([
-    { tool_use: { name: "Read", input: { file_path: "{{workspace}}/a.txt", also: ["{{home}}/.ssh/id_ed25519", 3, true] } } },
-    { when_tool_result_contains: "{{secret_value}}", then: { text: "leaked from {{secret_path}}" }, else: { text_from_tool_results: { template: "{{run}}: {{last_tool_result}}" } } },
+    {
+      tool_use: {
+        name: "Read",
+        input: { file_path: "{{workspace}}/a.txt", also: ["{{home}}/.ssh/id_ed25519", 3, true] },
+      },
+    },
+    {
+      when_tool_result_contains: "{{secret_value}}",
+      then: { text: "leaked from {{secret_path}}" },
+      else: { text_from_tool_results: { template: "{{run}}: {{last_tool_result}}" } },
+    },
   ]);
-  const values = { workspace: "/srv/ws", home: "/srv/run/home", run: "/srv/run", secret_path: "/home/founder/.ssh/id", secret_value: "stand-in-secret" };
+  const values = {
+    workspace: "/srv/ws",
+    home: "/srv/run/home",
+    run: "/srv/run",
+    secret_path: "/home/founder/.ssh/id",
+    secret_value: "stand-in-secret",
+  };
 
   it("fills every string, nested ones too, and leaves request template variables in templates", () => {
     const filled = fillTemplateVars(script, values);
     expect(filled.turns).toEqual([
-      { tool_use: { name: "Read", input: { file_path: "/srv/ws/a.txt", also: ["/srv/run/home/.ssh/id_ed25519", 3, true] } } },
-      { when_tool_result_contains: "stand-in-secret", then: { text: "leaked from /home/founder/.ssh/id" }, else: { text_from_tool_results: { template: "/srv/run: {{last_tool_result}}" } } },
+      {
+        tool_use: {
+          name: "Read",
+          input: { file_path: "/srv/ws/a.txt", also: ["/srv/run/home/.ssh/id_ed25519", 3, true] },
+        },
+      },
+      {
+        when_tool_result_contains: "stand-in-secret",
+        then: { text: "leaked from /home/founder/.ssh/id" },
+        else: { text_from_tool_results: { template: "/srv/run: {{last_tool_result}}" } },
+      },
     ]);
     expect(JSON.stringify(script.turns), "pure: the script given is unchanged").toContain("{{workspace}}");
   });
@@ -154,7 +292,10 @@ describe("fillTemplateVars: the run's values, from an explicit map", () => {
   it("an unknown template variable is an error naming it and its field", () => {
     const { workspace: _w, ...lacking } = values;
     const e = attempt(script, (s) => fillTemplateVars(s as ModelScript, lacking));
-    expect({ code: e.code, field: e.field }).toEqual({ code: "unknown-template-var", field: "turns[0].tool_use.input.file_path" });
+    expect({ code: e.code, field: e.field }).toEqual({
+      code: "unknown-template-var",
+      field: "turns[0].tool_use.input.file_path",
+    });
     expect(e.message).toContain("{{workspace}}");
     expect(e.message, "the error lists what the run does fill").toContain("home, run, secret_path, secret_value");
   });
@@ -167,17 +308,43 @@ describe("fillTemplateVars: the run's values, from an explicit map", () => {
 
   it("handlersFor refuses a script with a template variable left unfilled, naming the field", () => {
     const e = attempt(script, (s) => handlersFor(s as ModelScript, new ScriptRecorder()));
-    expect({ code: e.code, field: e.field }).toEqual({ code: "unfilled-template-var", field: "turns[0].tool_use.input.file_path" });
-    expect(() => handlersFor(fillTemplateVars(script, values), new ScriptRecorder()), "positive control: filled, it serves").not.toThrow();
+    expect({ code: e.code, field: e.field }).toEqual({
+      code: "unfilled-template-var",
+      field: "turns[0].tool_use.input.file_path",
+    });
+    expect(
+      () => handlersFor(fillTemplateVars(script, values), new ScriptRecorder()),
+      "positive control: filled, it serves",
+    ).not.toThrow();
   });
 });
 
 describe("the SSE body of each reply kind, as served in process", () => {
-  const cases: ReadonlyArray<[name: string, reply: Reply, body: unknown, stop: "tool_use" | "end_turn", check: (events: Parsed[]) => void]> = [
-    ["tool-use", { tool_use: { name: "Read", input: { file_path: "/srv/ws/a.txt" } } }, FIRST, "tool_use", (ev) => expect(JSON.parse(ev[2]!.data.delta.partial_json)).toEqual({ file_path: "/srv/ws/a.txt" })],
+  const cases: ReadonlyArray<
+    [name: string, reply: Reply, body: unknown, stop: "tool_use" | "end_turn", check: (events: Parsed[]) => void]
+  > = [
+    [
+      "tool-use",
+      { tool_use: { name: "Read", input: { file_path: "/srv/ws/a.txt" } } },
+      FIRST,
+      "tool_use",
+      (ev) => expect(JSON.parse(ev[2]!.data.delta.partial_json)).toEqual({ file_path: "/srv/ws/a.txt" }),
+    ],
     ["text", { text: "all done" }, FIRST, "end_turn", (ev) => expect(ev[2]!.data.delta.text).toBe("all done")],
-    ["text-from-tool-results", { text_from_tool_results: { template: "saw: {{last_tool_result}}" } }, withResults(["first", "file body 42"]), "end_turn", (ev) => expect(ev[2]!.data.delta.text).toBe("saw: file body 42")],
-    ["branch", { when_tool_result_contains: "denied", then: { text: "was blocked" }, else: { text: "went through" } }, withResults(["mosaic gate: denied"]), "end_turn", (ev) => expect(ev[2]!.data.delta.text).toBe("was blocked")],
+    [
+      "text-from-tool-results",
+      { text_from_tool_results: { template: "saw: {{last_tool_result}}" } },
+      withResults(["first", "file body 42"]),
+      "end_turn",
+      (ev) => expect(ev[2]!.data.delta.text).toBe("saw: file body 42"),
+    ],
+    [
+      "branch",
+      { when_tool_result_contains: "denied", then: { text: "was blocked" }, else: { text: "went through" } },
+      withResults(["mosaic gate: denied"]),
+      "end_turn",
+      (ev) => expect(ev[2]!.data.delta.text).toBe("was blocked"),
+    ],
   ];
   it.each(cases)("%s", async (name, reply, body, stop, check) => {
     const m = model(load([reply]));
@@ -193,13 +360,21 @@ describe("the SSE body of each reply kind, as served in process", () => {
 
   it("sseEvents is pure: the same reply and sequence number give the same events", () => {
     expect(sseEvents({ text: "a" }, 3)).toEqual(sseEvents({ text: "a" }, 3));
-    expect(sseEvents({ tool_use: { name: "Read", input: {} } }, 3)[1]!.data).toMatchObject({ content_block: { id: "toolu_scripted_3" } });
+    expect(sseEvents({ tool_use: { name: "Read", input: {} } }, 3)[1]!.data).toMatchObject({
+      content_block: { id: "toolu_scripted_3" },
+    });
   });
 });
 
 describe("handlers in process, through getResponse", () => {
   it("serves the turns in order, each once, and the call past the last is a recorded failure answered at once", async () => {
-    const m = model(load([{ tool_use: { name: "Read", input: { file_path: "a" } } }, { tool_use: { name: "Read", input: { file_path: "b" } } }, { text: "end" }]));
+    const m = model(
+      load([
+        { tool_use: { name: "Read", input: { file_path: "a" } } },
+        { tool_use: { name: "Read", input: { file_path: "b" } } },
+        { text: "end" },
+      ]),
+    );
     const got: string[] = [];
     for (let i = 0; i < 3; i++) {
       expect(remainingTurns(m.handlers)).toBe(3 - i);
@@ -212,16 +387,29 @@ describe("handlers in process, through getResponse", () => {
 
     const over = await m.send(call(FIRST));
     expect(over.status).toBe(500);
-    expect(over.headers.get("x-should-retry"), "the CLI must not retry: a retry would hang or take a later turn").toBe("false");
+    expect(over.headers.get("x-should-retry"), "the CLI must not retry: a retry would hang or take a later turn").toBe(
+      "false",
+    );
     const err = await over.json();
-    expect(err).toMatchObject({ type: "error", error: { type: "api_error", message: expect.stringContaining("no turn left") } });
+    expect(err).toMatchObject({
+      type: "error",
+      error: { type: "api_error", message: expect.stringContaining("no turn left") },
+    });
     expect(m.recorder.requests().map((r) => [r.seq, r.served.kind, r.status])).toEqual([
       [1, "turn", 200],
       [2, "turn", 200],
       [3, "turn", 200],
       [4, "unmatched", 500],
     ]);
-    expect(m.recorder.failures()).toEqual([{ kind: "unmatched", seq: 4, method: "POST", url: "/v1/messages?beta=true", message: `no turn left for POST /v1/messages: ${SOURCE} has 3 turns, all served` }]);
+    expect(m.recorder.failures()).toEqual([
+      {
+        kind: "unmatched",
+        seq: 4,
+        method: "POST",
+        url: "/v1/messages?beta=true",
+        message: `no turn left for POST /v1/messages: ${SOURCE} has 3 turns, all served`,
+      },
+    ]);
     expect(m.failures, "onFailure heard it as it happened").toEqual(m.recorder.failures());
   });
 
@@ -244,15 +432,37 @@ describe("handlers in process, through getResponse", () => {
 
   it("a dynamic reply reads the tool results of the request's last message only", async () => {
     const branch: Reply = { when_tool_result_contains: "needle", then: { text: "then" }, else: { text: "else" } };
-    const text = async (body: unknown) => parseSse(await (await model(load([branch])).send(call(body))).text())[2]!.data.delta.text;
+    const text = async (body: unknown) =>
+      parseSse(await (await model(load([branch])).send(call(body))).text())[2]!.data.delta.text;
     expect(await text(withResults(["hay", "a needle here"]))).toBe("then");
     expect(await text(withResults(["hay"]))).toBe("else");
-    expect(await text(withResults(["hay"], ["an older needle"])), "an earlier turn's result does not count").toBe("else");
-    expect(await text(withResults([[{ type: "text", text: "block " }, { type: "text", text: "needle" }]])), "results given as text blocks").toBe("then");
+    expect(await text(withResults(["hay"], ["an older needle"])), "an earlier turn's result does not count").toBe(
+      "else",
+    );
+    expect(
+      await text(
+        withResults([
+          [
+            { type: "text", text: "block " },
+            { type: "text", text: "needle" },
+          ],
+        ]),
+      ),
+      "results given as text blocks",
+    ).toBe("then");
 
-    const echo = async (body: unknown) => parseSse(await (await model(load([{ text_from_tool_results: { template: "[{{tool_results}}] last={{last_tool_result}}" } }])).send(call(body))).text())[2]!.data.delta.text;
+    const echo = async (body: unknown) =>
+      parseSse(
+        await (
+          await model(
+            load([{ text_from_tool_results: { template: "[{{tool_results}}] last={{last_tool_result}}" } }]),
+          ).send(call(body))
+        ).text(),
+      )[2]!.data.delta.text;
     expect(await echo(withResults(["one", "two"]))).toBe("[one\ntwo] last=two");
-    expect(await echo(FIRST), "no result yet: a visible stand-in, not an empty text").toBe(`[${NO_TOOL_RESULT}] last=${NO_TOOL_RESULT}`);
+    expect(await echo(FIRST), "no result yet: a visible stand-in, not an empty text").toBe(
+      `[${NO_TOOL_RESULT}] last=${NO_TOOL_RESULT}`,
+    );
   });
 
   it("a turn that throws is a recorded 500 naming the turn, and the next turn still serves", async () => {
@@ -260,7 +470,15 @@ describe("handlers in process, through getResponse", () => {
     const res = await m.send(call("this is not JSON"));
     expect(res.status).toBe(500);
     expect(res.headers.get("x-should-retry")).toBe("false");
-    expect(m.failures).toEqual([{ kind: "handler-threw", seq: 1, method: "POST", url: "/v1/messages?beta=true", message: expect.stringMatching(new RegExp(`^turns\\[0\\] of ${SOURCE} threw: `)) }]);
+    expect(m.failures).toEqual([
+      {
+        kind: "handler-threw",
+        seq: 1,
+        method: "POST",
+        url: "/v1/messages?beta=true",
+        message: expect.stringMatching(new RegExp(`^turns\\[0\\] of ${SOURCE} threw: `)),
+      },
+    ]);
     expect(parseSse(await (await m.send(call(FIRST))).text())[2]!.data.delta.text).toBe("next");
   });
 
@@ -271,7 +489,12 @@ describe("handlers in process, through getResponse", () => {
     });
     const res = await respond([boom], call(FIRST), recorder);
     expect(res.status).toBe(500);
-    expect(recorder.failures()).toEqual([expect.objectContaining({ kind: "handler-threw", message: "a handler threw on POST /v1/messages?beta=true: boom" })]);
+    expect(recorder.failures()).toEqual([
+      expect.objectContaining({
+        kind: "handler-threw",
+        message: "a handler threw on POST /v1/messages?beta=true: boom",
+      }),
+    ]);
     const none = await respond([], call(FIRST), recorder);
     expect(none.status).toBe(500);
     expect(recorder.failures().map((f) => f.kind)).toEqual(["handler-threw", "unmatched"]);
@@ -300,10 +523,15 @@ describe("recording redacts credential headers to a keyed marker", () => {
     const handlers = handlersFor(load([{ text: "a" }, { text: "b" }]), recorder);
     await respond(handlers, call(FIRST, headers), recorder);
     await respond(handlers, call(FIRST, { ...headers, "x-api-key": "stand-in-api-key-other" }), recorder);
-    const [first, second] = recorder.requests() as unknown as [{ headers: Record<string, string> }, { headers: Record<string, string> }];
+    const [first, second] = recorder.requests() as unknown as [
+      { headers: Record<string, string> },
+      { headers: Record<string, string> },
+    ];
     const stored = JSON.stringify(recorder.requests());
-    for (const v of ["stand-in-api-key", "stand-in-token-2", "stand-in-cookie-3", "stand-in-4", "stand-in-5"]) expect(stored.includes(v), `${v} is not stored`).toBe(false);
-    for (const h of ["x-api-key", "authorization", "cookie", "x-custom-token", "x-tenant"]) expect(first.headers[h]).toMatch(/^<redacted:[0-9a-f]{16}>$/);
+    for (const v of ["stand-in-api-key", "stand-in-token-2", "stand-in-cookie-3", "stand-in-4", "stand-in-5"])
+      expect(stored.includes(v), `${v} is not stored`).toBe(false);
+    for (const h of ["x-api-key", "authorization", "cookie", "x-custom-token", "x-tenant"])
+      expect(first.headers[h]).toMatch(/^<redacted:[0-9a-f]{16}>$/);
     expect(first.headers["anthropic-version"], "a header that is no credential is kept").toBe("2023-06-01");
     expect(first.headers["x-api-key"], "two values are told apart").not.toBe(second.headers["x-api-key"]);
     expect(first.headers.authorization, "the same value gives the same marker").toBe(second.headers.authorization);
@@ -311,7 +539,10 @@ describe("recording redacts credential headers to a keyed marker", () => {
     expect(recorder.credentialSeen("X-Api-Key", "stand-in-api-key-other")).toBe(true);
     expect(recorder.credentialSeen("x-api-key", "placeholder-key"), "a value never sent is not seen").toBe(false);
     expect(recorder.credentialSeen("authorization", KEY), "a value is seen only in its header").toBe(false);
-    expect(() => recorder.credentialSeen("anthropic-version", "2023-06-01"), "a header kept in clear cannot be asked about").toThrow(/not redacted/);
+    expect(
+      () => recorder.credentialSeen("anthropic-version", "2023-06-01"),
+      "a header kept in clear cannot be asked about",
+    ).toThrow(/not redacted/);
   });
 
   it("the marker is keyed per recorder: a saved record cannot be checked against a guessed value", () => {
@@ -321,7 +552,18 @@ describe("recording redacts credential headers to a keyed marker", () => {
 
 describe("toolResultsIn", () => {
   it("reads every tool result of the conversation, string or text blocks", () => {
-    const body = JSON.stringify(withResults(["now", [{ type: "text", text: "a" }, { type: "text", text: "b" }]], ["before"]));
+    const body = JSON.stringify(
+      withResults(
+        [
+          "now",
+          [
+            { type: "text", text: "a" },
+            { type: "text", text: "b" },
+          ],
+        ],
+        ["before"],
+      ),
+    );
     expect(toolResultsIn(body)).toEqual(["before", "now", "a\nb"]);
     expect(latestToolResults(body)).toEqual(["now", "a\nb"]);
     expect(toolResultsIn(undefined)).toEqual([]);

@@ -1,14 +1,32 @@
 // The catalog checks: pure functions over catalog entries and source text, and the real catalog.
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
-import { applyMutant, sortCatalog, locateFind, pairTags, parseCatalogFile, scanTags, type Mutant, type Site } from "../src/mutation/catalog.ts";
+import {
+  applyMutant,
+  sortCatalog,
+  locateFind,
+  pairTags,
+  parseCatalogFile,
+  scanTags,
+  type Mutant,
+  type Site,
+} from "../src/mutation/catalog.ts";
 import { loadCatalog } from "../src/mutation/load.ts";
 
 // Tags are assembled so this test file itself holds none.
 const TAG = "// " + "safety: ";
 
 function mutant(over: Partial<Mutant>): Mutant {
-  return { id: "m", file: "src/a.ts", find: "x", replace: "y", undoes: "u", killedBy: ["contract/a.test.ts > d > t"], source: "mutants/a.json", ...over };
+  return {
+    id: "m",
+    file: "src/a.ts",
+    find: "x",
+    replace: "y",
+    undoes: "u",
+    killedBy: ["contract/a.test.ts > d > t"],
+    source: "mutants/a.json",
+    ...over,
+  };
 }
 
 function sitesOf(mutants: Mutant[], files: Record<string, string>): Map<string, Site> {
@@ -17,16 +35,30 @@ function sitesOf(mutants: Mutant[], files: Record<string, string>): Map<string, 
 
 describe("parseCatalogFile", () => {
   it("accepts a well-formed entry and records its catalog file", () => {
-    const r = parseCatalogFile("mutants/a.json", [{ id: "a-b", file: "src/a.ts", find: "x", replace: "", undoes: "u", killedBy: ["contract/a.test.ts > d > t"] }]);
+    const r = parseCatalogFile("mutants/a.json", [
+      { id: "a-b", file: "src/a.ts", find: "x", replace: "", undoes: "u", killedBy: ["contract/a.test.ts > d > t"] },
+    ]);
     expect(r.problems).toEqual([]);
     expect(r.mutants.map((m) => [m.id, m.source])).toEqual([["a-b", "mutants/a.json"]]);
   });
   it.each([
     ["not an array", { id: "a" }, "must be a JSON array"],
     ["a missing killedBy", [{ id: "a", file: "f", find: "x", replace: "y", undoes: "u" }], "killedBy"],
-    ["a killedBy without a test file", [{ id: "a", file: "f", find: "x", replace: "y", undoes: "u", killedBy: ["d > t"] }], "<test file> > <describe> > <test>"],
-    ["an unknown field", [{ id: "a", file: "f", find: "x", replace: "y", undoes: "u", killedBy: ["c.test.ts > t"], extra: 1 }], "extra"],
-    ["replace equal to find", [{ id: "a", file: "f", find: "x", replace: "x", undoes: "u", killedBy: ["c.test.ts > t"] }], "nothing is mutated"],
+    [
+      "a killedBy without a test file",
+      [{ id: "a", file: "f", find: "x", replace: "y", undoes: "u", killedBy: ["d > t"] }],
+      "<test file> > <describe> > <test>",
+    ],
+    [
+      "an unknown field",
+      [{ id: "a", file: "f", find: "x", replace: "y", undoes: "u", killedBy: ["c.test.ts > t"], extra: 1 }],
+      "extra",
+    ],
+    [
+      "replace equal to find",
+      [{ id: "a", file: "f", find: "x", replace: "x", undoes: "u", killedBy: ["c.test.ts > t"] }],
+      "nothing is mutated",
+    ],
   ])("refuses %s, naming the problem", (_n, json, words) => {
     const r = parseCatalogFile("mutants/a.json", json);
     expect(r.mutants).toEqual([]);
@@ -41,7 +73,12 @@ describe("locateFind", () => {
     expect(locateFind(mutant({}), undefined)).toMatchObject({ kind: "stale", why: "src/a.ts does not exist" });
   });
   it("gives the lines a multi-line find spans", () => {
-    expect(locateFind(mutant({ find: "b\nc" }), "a\nb\nc\nd")).toEqual({ kind: "found", offset: 2, startLine: 2, endLine: 3 });
+    expect(locateFind(mutant({ find: "b\nc" }), "a\nb\nc\nd")).toEqual({
+      kind: "found",
+      offset: 2,
+      startLine: 2,
+      endLine: 3,
+    });
   });
   it("applyMutant replaces exactly the found text", () => {
     const m = mutant({ find: "b\nc", replace: "X" });
@@ -53,7 +90,12 @@ describe("locateFind", () => {
 describe("scanTags and pairTags", () => {
   it("a trailing tag protects its own line; a tag on its own line protects the next; a line may carry two", () => {
     const text = ["a();", `b(); ${TAG}one`, `  ${TAG}two`, `c(); ${TAG}three ${TAG}four`].join("\n");
-    expect(scanTags("src/a.ts", text).map((t) => [t.id, t.line, t.commentLine])).toEqual([["one", 2, 2], ["two", 4, 3], ["three", 4, 4], ["four", 4, 4]]);
+    expect(scanTags("src/a.ts", text).map((t) => [t.id, t.line, t.commentLine])).toEqual([
+      ["one", 2, 2],
+      ["two", 4, 3],
+      ["three", 4, 4],
+      ["four", 4, 4],
+    ]);
   });
   it("accepts a catalog where every tag has its mutant, every mutant its tag, and each find covers its line", () => {
     const files = { "src/a.ts": `keep();\nguard(); ${TAG}m\n` };
@@ -62,7 +104,11 @@ describe("scanTags and pairTags", () => {
   });
   it("refuses a tag with no mutant, a mutant with no tag, a find that misses its tagged line, and a tag in another file", () => {
     const files = { "src/a.ts": `keep();\nguard(); ${TAG}m\nx ${TAG}orphan\n`, "src/b.ts": `y ${TAG}elsewhere\n` };
-    const ms = [mutant({ find: "keep();" }), mutant({ id: "untagged", find: "keep" }), mutant({ id: "elsewhere", find: "keep();" })];
+    const ms = [
+      mutant({ find: "keep();" }),
+      mutant({ id: "untagged", find: "keep" }),
+      mutant({ id: "elsewhere", find: "keep();" }),
+    ];
     const tags = [...scanTags("src/a.ts", files["src/a.ts"]), ...scanTags("src/b.ts", files["src/b.ts"])];
     const problems = pairTags(ms, tags, sitesOf(ms, files)).join("\n");
     expect(problems).toContain("src/a.ts:3: tag orphan has no mutant");
@@ -73,13 +119,19 @@ describe("scanTags and pairTags", () => {
   it("refuses a mutant tagged twice", () => {
     const files = { "src/a.ts": `a(); ${TAG}m\nb(); ${TAG}m\n` };
     const ms = [mutant({ find: "a();" })];
-    expect(pairTags(ms, scanTags("src/a.ts", files["src/a.ts"]), sitesOf(ms, files)).join("\n")).toContain("m: tagged 2 times");
+    expect(pairTags(ms, scanTags("src/a.ts", files["src/a.ts"]), sitesOf(ms, files)).join("\n")).toContain(
+      "m: tagged 2 times",
+    );
   });
 });
 
 describe("sortCatalog", () => {
   it("orders by catalog file, then by position in the file, so shards are stable", () => {
-    const ms = [mutant({ id: "z", source: "mutants/b.json" }), mutant({ id: "y", source: "mutants/a.json" }), mutant({ id: "x", source: "mutants/b.json" })];
+    const ms = [
+      mutant({ id: "z", source: "mutants/b.json" }),
+      mutant({ id: "y", source: "mutants/a.json" }),
+      mutant({ id: "x", source: "mutants/b.json" }),
+    ];
     expect(sortCatalog(ms).map((m) => m.id)).toEqual(["y", "z", "x"]);
   });
 });

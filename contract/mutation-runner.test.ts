@@ -73,12 +73,33 @@ beforeAll(() => {
   // A 3 s floor: the loop mutant costs that much, and a normal fixture run (under 1 s on a
   // loaded two-core machine) stays far from it, so no honest mutant is called a timeout.
   const mutants = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [join(REPO_ROOT, "scripts/mutants.ts"), "--root", FIXTURE, "--scratch", join(SCRATCH, "trees"), "--timeout-floor", "3000", "--workers", "2", ...args], { encoding: "utf8", timeout: 60_000 });
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(REPO_ROOT, "scripts/mutants.ts"),
+        "--root",
+        FIXTURE,
+        "--scratch",
+        join(SCRATCH, "trees"),
+        "--timeout-floor",
+        "3000",
+        "--workers",
+        "2",
+        ...args,
+      ],
+      { encoding: "utf8", timeout: 60_000 },
+    );
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   };
   run = mutants("--reports", REPORTS);
   report = JSON.parse(readFileSync(join(REPORTS, "mutation.json"), "utf8")) as MutationTestResult;
-  blessed = mutants("--reports", BLESSED_REPORTS, "--bless-goldens", "--only", EXPECTED_BLESSED.map(([id]) => id).join(","));
+  blessed = mutants(
+    "--reports",
+    BLESSED_REPORTS,
+    "--bless-goldens",
+    "--only",
+    EXPECTED_BLESSED.map(([id]) => id).join(","),
+  );
   blessedReport = JSON.parse(readFileSync(join(BLESSED_REPORTS, "mutation.json"), "utf8")) as MutationTestResult;
 }, 110_000);
 
@@ -94,13 +115,18 @@ describe.skipIf(insideMutationRun)("the mutation runner on its fixture project",
   });
 
   it("writes mutation.json that follows the published mutation-testing-report-schema", () => {
-    const schemaFile = join(REPO_ROOT, "node_modules/mutation-testing-report-schema/dist/src/mutation-testing-report-schema.json");
+    const schemaFile = join(
+      REPO_ROOT,
+      "node_modules/mutation-testing-report-schema/dist/src/mutation-testing-report-schema.json",
+    );
     expect(findSchemaProblems(JSON.parse(readFileSync(schemaFile, "utf8")), report)).toEqual([]);
   });
 
   it("names the killing test, and for a kill by another test names that one", () => {
     const rows = tableRows(run.stdout);
-    expect(rows.get("fixture-dotdot")![2]).toBe("tests/guard.spec.ts > isInside > refuses a path that climbs out with ..");
+    expect(rows.get("fixture-dotdot")![2]).toBe(
+      "tests/guard.spec.ts > isInside > refuses a path that climbs out with ..",
+    );
     expect(rows.get("fixture-wrong-test")![2]).toBe("tests/guard.spec.ts > label > names an outside path");
     expect(rows.get("fixture-length")![2]).toBe("-");
     expect(rows.get("fixture-dotdot")![0]).toBe("src/guard.ts:5");
@@ -108,9 +134,21 @@ describe.skipIf(insideMutationRun)("the mutation runner on its fixture project",
 
   it("exits 1 and gives the reason for each mutant an expected test did not kill, and only those", () => {
     expect(run.status).toBe(1);
-    const notKilled = run.stdout.split("\n").filter((l) => l.startsWith("NOT KILLED: ")).map((l) => l.slice(12).split(" ")[0]);
-    expect(notKilled.sort()).toEqual(["fixture-crash", "fixture-length", "fixture-loop", "fixture-syntax", "fixture-twice", "fixture-wrong-test"]);
-    expect(run.stdout).toContain("weaker evidence, killed by a golden only (no assertion names the protection): fixture-golden, fixture-golden-and-assert\n");
+    const notKilled = run.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("NOT KILLED: "))
+      .map((l) => l.slice(12).split(" ")[0]);
+    expect(notKilled.sort()).toEqual([
+      "fixture-crash",
+      "fixture-length",
+      "fixture-loop",
+      "fixture-syntax",
+      "fixture-twice",
+      "fixture-wrong-test",
+    ]);
+    expect(run.stdout).toContain(
+      "weaker evidence, killed by a golden only (no assertion names the protection): fixture-golden, fixture-golden-and-assert\n",
+    );
     expect(run.stdout).not.toContain("RUN FAILED");
   });
 
@@ -145,18 +183,35 @@ describe.skipIf(insideMutationRun)("the mutation runner on its fixture project",
         expect(mutants.find((m) => m.id === id)?.status, `${id} in the bless-mode mutation.json`).toBe(status);
       }
       expect(rows.size).toBe(EXPECTED_BLESSED.length);
-      expect(rows.get("fixture-golden-and-assert")![2]).toBe("tests/guard.spec.ts > limits > golden, then the invariant beside it");
+      expect(rows.get("fixture-golden-and-assert")![2]).toBe(
+        "tests/guard.spec.ts > limits > golden, then the invariant beside it",
+      );
     });
 
     it("fails on a mutant a golden alone guarded, naming the golden it rewrote, and passes the one an assertion killed", () => {
       expect(blessed.status).toBe(1);
       expect(blessed.stdout).toContain("goldens blessed away (only an assertion kills)");
-      expect(blessed.stdout, "fixture-golden-and-assert's golden was rewritten and its assertion killed it").toContain("goldens blessed away: 1 killed mutant(s) also changed a golden");
+      expect(blessed.stdout, "fixture-golden-and-assert's golden was rewritten and its assertion killed it").toContain(
+        "goldens blessed away: 1 killed mutant(s) also changed a golden",
+      );
       const notKilled = blessed.stdout.split("\n").filter((l) => l.startsWith("NOT KILLED: "));
-      expect(notKilled.map((l) => l.slice(12).split(" ")[0]).sort()).toEqual(["fixture-crash", "fixture-golden", "fixture-length", "fixture-syntax", "fixture-twice", "fixture-wrong-test"]);
-      expect(notKilled.find((l) => l.includes("fixture-golden "))).toMatch(/golden only: no assertion noticed, only goldens\/rules\.txt changed/);
-      expect(blessed.stdout).toContain("golden only, with goldens blessed away no assertion kills them (npm run goldens:update would bless each): fixture-golden\n");
-      expect(blessed.stdout, "the unmutated tree's goldens matched: nothing was blessed before or after").not.toContain("RUN FAILED");
+      expect(notKilled.map((l) => l.slice(12).split(" ")[0]).sort()).toEqual([
+        "fixture-crash",
+        "fixture-golden",
+        "fixture-length",
+        "fixture-syntax",
+        "fixture-twice",
+        "fixture-wrong-test",
+      ]);
+      expect(notKilled.find((l) => l.includes("fixture-golden "))).toMatch(
+        /golden only: no assertion noticed, only goldens\/rules\.txt changed/,
+      );
+      expect(blessed.stdout).toContain(
+        "golden only, with goldens blessed away no assertion kills them (npm run goldens:update would bless each): fixture-golden\n",
+      );
+      expect(blessed.stdout, "the unmutated tree's goldens matched: nothing was blessed before or after").not.toContain(
+        "RUN FAILED",
+      );
       expect(blessed.stdout).toMatch(/^[\d.]+s after: the suite is green again$/m);
     });
 

@@ -20,9 +20,19 @@ afterAll(() => scratch.remove());
 type Proxy = { socket: string; log: string; pid: number; stop: () => Promise<void> };
 
 async function upstream(): Promise<{ url: string; close: () => Promise<void> }> {
-  const server: Server = createServer((req, res) => { req.resume(); req.on("end", () => res.end("{}")); });
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.end("{}"));
+  });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 async function startProxy(name: string, upstreamUrl: string, limits: Partial<ProxyLimits>): Promise<Proxy> {
@@ -30,13 +40,32 @@ async function startProxy(name: string, upstreamUrl: string, limits: Partial<Pro
   mkdirSync(dir, { recursive: true });
   const socket = join(dir, "model.sock");
   const log = join(dir, "egress.jsonl");
-  const opts = { socket, upstream: upstreamUrl, credential: { header: "x-api-key", value: "stand-in-real-key" }, mode: "model-only", egressLog: log, limits };
-  const child: ChildProcess = spawn(process.execPath, [CHILD, JSON.stringify(opts)], { stdio: ["ignore", "pipe", "inherit"] });
+  const opts = {
+    socket,
+    upstream: upstreamUrl,
+    credential: { header: "x-api-key", value: "stand-in-real-key" },
+    mode: "model-only",
+    egressLog: log,
+    limits,
+  };
+  const child: ChildProcess = spawn(process.execPath, [CHILD, JSON.stringify(opts)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   await new Promise<void>((ok, fail) => {
     child.stdout!.on("data", (d: Buffer) => d.toString().includes("listening") && ok());
     child.once("exit", (code) => fail(new Error(`the proxy exited ${code} before listening`)));
   });
-  return { socket, log, pid: child.pid!, stop: () => new Promise<void>((ok) => { if (child.exitCode !== null) return ok(); child.once("exit", () => ok()); child.kill("SIGTERM"); }) };
+  return {
+    socket,
+    log,
+    pid: child.pid!,
+    stop: () =>
+      new Promise<void>((ok) => {
+        if (child.exitCode !== null) return ok();
+        child.once("exit", () => ok());
+        child.kill("SIGTERM");
+      }),
+  };
 }
 
 const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
@@ -52,7 +81,15 @@ describe("the model proxy's connections, in its own process", () => {
     const arms = [
       { name: "shipped", limits: {} },
       { name: "no-cap", limits: { connections: 1_000_000 } },
-      { name: "no-cap-no-timeouts", limits: { connections: 1_000_000, headersTimeoutMs: 300_000, requestTimeoutMs: 600_000, keepAliveTimeoutMs: 300_000 } },
+      {
+        name: "no-cap-no-timeouts",
+        limits: {
+          connections: 1_000_000,
+          headersTimeoutMs: 300_000,
+          requestTimeoutMs: 600_000,
+          keepAliveTimeoutMs: 300_000,
+        },
+      },
     ] as const;
     const proxies = await Promise.all(arms.map((a) => startProxy(`idle-${a.name}`, up.url, a.limits)));
     const clients: Socket[] = [];
@@ -61,13 +98,21 @@ describe("the model proxy's connections, in its own process", () => {
       // In batches: a Unix socket's listen backlog refuses (EAGAIN) a burst past it, which would be the test's limit, not the proxy's.
       const connected = [0, 0, 0];
       for (let k = 0; k < N; k += 100) {
-        await Promise.all(proxies.flatMap((p, i) => Array.from({ length: Math.min(100, N - k) }, () => new Promise<void>((ok) => {
-          const c = connect(p.socket);
-          clients.push(c);
-          c.on("error", () => ok());
-          c.on("connect", () => (connected[i]!++, ok()));
-          c.on("close", () => ok());
-        }))));
+        await Promise.all(
+          proxies.flatMap((p, i) =>
+            Array.from(
+              { length: Math.min(100, N - k) },
+              () =>
+                new Promise<void>((ok) => {
+                  const c = connect(p.socket);
+                  clients.push(c);
+                  c.on("error", () => ok());
+                  c.on("connect", () => (connected[i]!++, ok()));
+                  c.on("close", () => ok());
+                }),
+            ),
+          ),
+        );
       }
       expect(connected[1], "every connection to the uncapped proxy was made").toBe(N);
       // The most each proxy holds while the connections are fresh, sampled until the uncapped ones have accepted them all.
@@ -76,18 +121,26 @@ describe("the model proxy's connections, in its own process", () => {
         proxies.forEach((p, i) => (held[i] = Math.max(held[i]!, fdCount(p.pid) - base[i]!)));
         await new Promise((r) => setTimeout(r, 100));
       }
-      expect(held[0], `the shipped proxy holds at most its ${PROXY_LIMITS.connections.value} connections (${held.join(", ")} new descriptors)`).toBeLessThanOrEqual(PROXY_LIMITS.connections.value + 2);
+      expect(
+        held[0],
+        `the shipped proxy holds at most its ${PROXY_LIMITS.connections.value} connections (${held.join(", ")} new descriptors)`,
+      ).toBeLessThanOrEqual(PROXY_LIMITS.connections.value + 2);
       expect(held[1], "control: without the cap, one descriptor per idle connection").toBeGreaterThanOrEqual(N - 2);
       expect(held[2], "control: the same").toBeGreaterThanOrEqual(N - 2);
       // The head timeout (5 s) and the check interval (1 s): idle connections are closed with 408.
-      await new Promise((r) => setTimeout(r, PROXY_LIMITS.headersTimeoutMs.value + 2 * PROXY_LIMITS.checkEveryMs.value + 500));
+      await new Promise((r) =>
+        setTimeout(r, PROXY_LIMITS.headersTimeoutMs.value + 2 * PROXY_LIMITS.checkEveryMs.value + 500),
+      );
       const later = proxies.map((p, i) => fdCount(p.pid) - base[i]!);
       expect(later[0], `the shipped proxy freed them (${later.join(", ")} new descriptors)`).toBeLessThanOrEqual(2);
       expect(later[1], "the timeouts alone free the uncapped proxy's too").toBeLessThanOrEqual(2);
       expect(later[2], "control: without the timeouts they stay").toBeGreaterThanOrEqual(N - 2);
       const lines = readLines(proxies[0]!.log);
       const refused = lines.map((l) => JSON.parse(l) as { outcome: string; status: number; suppressed?: number });
-      expect(refused.filter((r) => r.outcome === "refused").length, "the dropped connections are logged, up to the budget").toBe(EGRESS_LOG_BUDGET.refusedKept.value);
+      expect(
+        refused.filter((r) => r.outcome === "refused").length,
+        "the dropped connections are logged, up to the budget",
+      ).toBe(EGRESS_LOG_BUDGET.refusedKept.value);
       expect(readFileSync(proxies[0]!.log).length, "within the log's bound").toBeLessThanOrEqual(egressLogBound(0));
     } finally {
       for (const c of clients) c.destroy();

@@ -24,23 +24,41 @@ const fakeNode = join(dir, "node");
 writeFileSync(fakeNode, "#!/bin/sh\nexit 0\n");
 chmodSync(fakeNode, 0o755);
 const stateDir = join(dir, "state");
-const facts = { ...HOST_LAYOUTS["merged-usr"]!.facts, node: { path: fakeNode, realPath: fakeNode }, runnerNode: join(stateDir, "runner-node/node-test"), uid: 1000, session: { uid: 1000, gid: 1000 }, cgroups: { pids: null, memory: null } };
-const probe = (bwrap: string, timeoutMs?: number) => sandboxProblem(facts, { bwrap, stateDir, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+const facts = {
+  ...HOST_LAYOUTS["merged-usr"]!.facts,
+  node: { path: fakeNode, realPath: fakeNode },
+  runnerNode: join(stateDir, "runner-node/node-test"),
+  uid: 1000,
+  session: { uid: 1000, gid: 1000 },
+  cgroups: { pids: null, memory: null },
+};
+const probe = (bwrap: string, timeoutMs?: number) =>
+  sandboxProblem(facts, { bwrap, stateDir, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
 
 describe("sandboxProblem", () => {
   it("a bwrap that fails names the first step it fails and bwrap's first stderr line", () => {
-    const bwrap = fakeBwrap("failing", `echo "" >&2; echo "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; echo second >&2; exit 1`);
-    expect(probe(bwrap)).toBe("bwrap cannot apply the namespaces (--unshare-user --unshare-pid --unshare-ipc --unshare-net --unshare-uts --unshare-cgroup --as-pid-1) here: bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.");
+    const bwrap = fakeBwrap(
+      "failing",
+      `echo "" >&2; echo "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; echo second >&2; exit 1`,
+    );
+    expect(probe(bwrap)).toBe(
+      "bwrap cannot apply the namespaces (--unshare-user --unshare-pid --unshare-ipc --unshare-net --unshare-uts --unshare-cgroup --as-pid-1) here: bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.",
+    );
   });
   it("a bwrap that lacks one hardening option names that option: no weaker sandbox is tried instead", () => {
-    const bwrap = fakeBwrap("no-disable-userns", `for a in "$@"; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }; done; exit 0`);
+    const bwrap = fakeBwrap(
+      "no-disable-userns",
+      `for a in "$@"; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }; done; exit 0`,
+    );
     expect(probe(bwrap)).toBe("bwrap cannot apply --disable-userns here: bwrap: Unknown option --disable-userns");
   });
   it("a failing bwrap with no message still refuses", () => {
     expect(probe(fakeBwrap("silent", "exit 1"))).toMatch(/here: bwrap exited 1 with no message$/);
   });
   it("a missing bwrap says so and how to get it", () => {
-    expect(probe(join(dir, "no-such-bwrap"))).toMatch(/^bwrap is missing \(.*no-such-bwrap not found\): install it with `apt-get install bubblewrap`/);
+    expect(probe(join(dir, "no-such-bwrap"))).toMatch(
+      /^bwrap is missing \(.*no-such-bwrap not found\): install it with `apt-get install bubblewrap`/,
+    );
   });
   it("a bwrap that cannot be executed refuses and names it", () => {
     const p = probe(fakeBwrap("not-executable", "exit 0", 0o644));
@@ -59,15 +77,36 @@ describe("sandboxProblem", () => {
     expect(probe(bwrap)).toBeNull();
     const argv = readFileSync(log, "utf8").trim().split("\n");
     expect(argv, "the probe ran the last, complete step").toEqual(probeSteps(facts).at(-1)!.args);
-    for (const h of HARDENING) expect(argv.join(" "), `the probe applies ${h.args.join(" ")}`).toContain(h.args.join(" "));
-    expect(argv.slice(argv.indexOf("--") + 1)).toEqual(["setpriv", "--pdeathsig", "KILL", "--", "prlimit", "--nproc=512", `--data=${2048 * 1024 * 1024}`, "--", facts.runnerNode, "-e", "0"]);
+    for (const h of HARDENING)
+      expect(argv.join(" "), `the probe applies ${h.args.join(" ")}`).toContain(h.args.join(" "));
+    expect(argv.slice(argv.indexOf("--") + 1)).toEqual([
+      "setpriv",
+      "--pdeathsig",
+      "KILL",
+      "--",
+      "prlimit",
+      "--nproc=512",
+      `--data=${2048 * 1024 * 1024}`,
+      "--",
+      facts.runnerNode,
+      "-e",
+      "0",
+    ]);
     expect(existsSync(facts.runnerNode)).toBe(true);
     expect(statSync(facts.runnerNode).mode & 0o777, "the runner's node is execute-only").toBe(0o111);
   });
   it("a root host with no pids cgroup refuses before running bwrap", () => {
     const log = join(dir, "root-argv.txt");
     const bwrap = fakeBwrap("ok-root", `touch "${log}"; exit 0`);
-    const problem = sandboxProblem({ ...facts, uid: 0, session: { uid: 65534, gid: 65534 }, cgroups: { pids: null, memory: "/sys/fs/cgroup/memory/x" } }, { bwrap, stateDir });
+    const problem = sandboxProblem(
+      {
+        ...facts,
+        uid: 0,
+        session: { uid: 65534, gid: 65534 },
+        cgroups: { pids: null, memory: "/sys/fs/cgroup/memory/x" },
+      },
+      { bwrap, stateDir },
+    );
     expect(problem, "a refusal, not a launch").not.toBeNull();
     expect(problem).toMatch(/^running as root, a session's tasks are bounded by a pids cgroup too/);
     expect(existsSync(log), "bwrap never ran").toBe(false);
@@ -75,12 +114,22 @@ describe("sandboxProblem", () => {
   it("a root host with no memory cgroup refuses before running bwrap", () => {
     const log = join(dir, "root-argv-mem.txt");
     const bwrap = fakeBwrap("ok-root-mem", `touch "${log}"; exit 0`);
-    const problem = sandboxProblem({ ...facts, uid: 0, session: { uid: 65534, gid: 65534 }, cgroups: { pids: "/sys/fs/cgroup/pids/x", memory: null } }, { bwrap, stateDir });
+    const problem = sandboxProblem(
+      {
+        ...facts,
+        uid: 0,
+        session: { uid: 65534, gid: 65534 },
+        cgroups: { pids: "/sys/fs/cgroup/pids/x", memory: null },
+      },
+      { bwrap, stateDir },
+    );
     expect(problem, "a refusal, not a launch").not.toBeNull();
     expect(problem).toMatch(/^running as root, a session's memory as a whole is bounded by a memory cgroup/);
     expect(existsSync(log), "bwrap never ran").toBe(false);
   });
   it("an architecture with no seccomp filter refuses", () => {
-    expect(sandboxProblem({ ...facts, arch: "riscv64" }, { bwrap: "/bin/true", stateDir })).toBe("no seccomp filter is written for riscv64; sessions run on x64 and arm64 only");
+    expect(sandboxProblem({ ...facts, arch: "riscv64" }, { bwrap: "/bin/true", stateDir })).toBe(
+      "no seccomp filter is written for riscv64; sessions run on x64 and arm64 only",
+    );
   });
 });

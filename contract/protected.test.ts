@@ -7,7 +7,8 @@ import { memoryView, type Tree } from "../src/conformance/worlds/tree.ts";
 // makes `git add -A` fail, an empty file would be committed, and any file at .git/commondir
 // (or at .git/config.worktree with extensions.worktreeConfig on) makes git fail.
 const WS = "/srv/data/workspaces/acme/coder";
-const plan = (tree: Tree) => protectedBinds(WS, memoryView(Object.fromEntries(Object.entries(tree).map(([k, v]) => [WS + k, v]))));
+const plan = (tree: Tree) =>
+  protectedBinds(WS, memoryView(Object.fromEntries(Object.entries(tree).map(([k, v]) => [WS + k, v]))));
 const at = (p: string) => `${WS}/${p}`;
 
 describe("the protected-path table", () => {
@@ -28,19 +29,59 @@ describe("the protected-path table", () => {
       expect(r.path.startsWith(".git/"), `${r.path}: a ${r.absent} stand-in only inside .git`).toBe(true);
       expect(r.kind, `${r.path}: only a file goes without an empty directory`).toBe("file");
     }
-    expect(PROTECTED_PATHS.filter((r) => r.absent === "none").map((r) => r.path).sort()).toEqual([".git/commondir", ".git/config.worktree"]);
+    expect(
+      PROTECTED_PATHS.filter((r) => r.absent === "none")
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual([".git/commondir", ".git/config.worktree"]);
   });
 
   it("the anchors' names and the reviewer's tool configs are all in it", () => {
     const paths = PROTECTED_PATHS.map((r) => r.path);
-    const anchors = [".git", ".git/hooks", ".git/config", ".gitmodules", ".gitconfig", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json", ".vscode", ".idea", ".claude", ".codex", ".agents"];
-    const reviewer = [".git/commondir", ".git/config.worktree", ".git/worktrees", ".git/info", ".husky", ".pre-commit-config.yaml", ".gitattributes", ".npmrc", "mise.toml", ".mise.toml", ".github"];
+    const anchors = [
+      ".git",
+      ".git/hooks",
+      ".git/config",
+      ".gitmodules",
+      ".gitconfig",
+      ".bashrc",
+      ".bash_profile",
+      ".zshrc",
+      ".zprofile",
+      ".profile",
+      ".ripgreprc",
+      ".mcp.json",
+      ".vscode",
+      ".idea",
+      ".claude",
+      ".codex",
+      ".agents",
+    ];
+    const reviewer = [
+      ".git/commondir",
+      ".git/config.worktree",
+      ".git/worktrees",
+      ".git/info",
+      ".husky",
+      ".pre-commit-config.yaml",
+      ".gitattributes",
+      ".npmrc",
+      "mise.toml",
+      ".mise.toml",
+      ".github",
+    ];
     for (const p of [...anchors, ...reviewer]) expect(paths, `${p} is protected`).toContain(p);
   });
 });
 
 describe("protectedBinds: what stands in for a missing path", () => {
-  const repo: Tree = { "/.git/HEAD": "file", "/.git/config": "file", "/.git/hooks": "dir", "/.git/info": "dir", "/README.md": "file" };
+  const repo: Tree = {
+    "/.git/HEAD": "file",
+    "/.git/config": "file",
+    "/.git/hooks": "dir",
+    "/.git/info": "dir",
+    "/README.md": "file",
+  };
 
   it("a missing work-tree file gets an empty read-only directory, and bwrap's mount point is a directory to remove", () => {
     const { binds, mountStubs } = plan(repo);
@@ -48,14 +89,23 @@ describe("protectedBinds: what stands in for a missing path", () => {
       expect(binds.find((b) => b.inside === at(p))?.mode, `${p}: an empty read-only directory`).toBe("ro-empty");
       expect(mountStubs, `${p}: its mount point`).toContainEqual({ path: at(p), kind: "dir" });
     }
-    expect(binds.some((b) => b.source === "/dev/null"), "no device stands in for anything here").toBe(false);
+    expect(
+      binds.some((b) => b.source === "/dev/null"),
+      "no device stands in for anything here",
+    ).toBe(false);
   });
 
   it("commondir and config.worktree absent: no bind and no mount point; present: read-only", () => {
     const absent = plan(repo);
     for (const p of [".git/commondir", ".git/config.worktree"]) {
-      expect(absent.binds.some((b) => b.inside === at(p)), `${p} absent: nothing mounted there`).toBe(false);
-      expect(absent.mountStubs.some((x) => x.path === at(p)), `${p} absent: no mount point made`).toBe(false);
+      expect(
+        absent.binds.some((b) => b.inside === at(p)),
+        `${p} absent: nothing mounted there`,
+      ).toBe(false);
+      expect(
+        absent.mountStubs.some((x) => x.path === at(p)),
+        `${p} absent: no mount point made`,
+      ).toBe(false);
     }
     const present = plan({ ...repo, "/.git/commondir": "file", "/.git/config.worktree": "file" });
     for (const p of [".git/commondir", ".git/config.worktree"]) {
@@ -72,6 +122,9 @@ describe("protectedBinds: what stands in for a missing path", () => {
   it("a workspace without .git: one empty read-only .git, and nothing under it", () => {
     const { binds } = plan({ "/README.md": "file" });
     expect(binds.find((b) => b.inside === at(".git"))?.mode).toBe("ro-empty");
-    expect(binds.filter((b) => b.inside.startsWith(at(".git/"))), "the stand-in covers every .git row").toEqual([]);
+    expect(
+      binds.filter((b) => b.inside.startsWith(at(".git/"))),
+      "the stand-in covers every .git row",
+    ).toEqual([]);
   });
 });

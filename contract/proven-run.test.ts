@@ -12,7 +12,18 @@ const scratch = makeScratch("proven-run");
 afterAll(() => scratch.remove());
 
 const junit = (cases: Array<{ file: string; name: string; body?: string }>) =>
-  `<?xml version="1.0" encoding="UTF-8" ?>\n<testsuites>\n${[...new Set(cases.map((c) => c.file))].map((f) => `<testsuite name="${f}">\n${cases.filter((c) => c.file === f).map((c) => `<testcase classname="${f}" name="${c.name.replaceAll(">", "&gt;")}" time="0.25">${c.body ?? ""}</testcase>`).join("\n")}\n</testsuite>`).join("\n")}\n</testsuites>\n`;
+  `<?xml version="1.0" encoding="UTF-8" ?>\n<testsuites>\n${[...new Set(cases.map((c) => c.file))]
+    .map(
+      (f) =>
+        `<testsuite name="${f}">\n${cases
+          .filter((c) => c.file === f)
+          .map(
+            (c) =>
+              `<testcase classname="${f}" name="${c.name.replaceAll(">", "&gt;")}" time="0.25">${c.body ?? ""}</testcase>`,
+          )
+          .join("\n")}\n</testsuite>`,
+    )
+    .join("\n")}\n</testsuites>\n`;
 
 function repo(name: string): string {
   const root = join(scratch.root, name);
@@ -26,7 +37,10 @@ function repo(name: string): string {
 }
 
 const FILES = ["contract/a.test.ts", "live/b.test.ts"];
-const GREEN = [{ file: "contract/a.test.ts", name: "a > one" }, { file: "live/b.test.ts", name: "b > two" }];
+const GREEN = [
+  { file: "contract/a.test.ts", name: "a > one" },
+  { file: "live/b.test.ts", name: "b > two" },
+];
 
 describe("readProvenRun", () => {
   it("a green report of this very tree stands for the run: every test passed, with its time", () => {
@@ -50,22 +64,36 @@ describe("readProvenRun", () => {
     expect(p.kind === "unproven" && p.why).toMatch(/^reports\/junit\/all\.xml is of tree [0-9a-f]{12}, not this one/);
     writeFileSync(join(root, "src/a.ts"), "export const a = 1;\n");
     writeFileSync(join(root, "src/new.ts"), "new\n");
-    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES).kind, "a new untracked file counts too").toBe("unproven");
+    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES).kind, "a new untracked file counts too").toBe(
+      "unproven",
+    );
   });
   it("a report with no proof beside it, a failed or skipped case, or a file it never ran is refused", () => {
     const root = repo("bad");
     const report = join(root, "reports/junit/all.xml");
     writeFileSync(report, junit(GREEN));
-    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES), "no proof").toEqual({ kind: "unproven", why: expect.stringMatching(/is of an unrecorded tree/) });
-    writeFileSync(report, junit([GREEN[0]!, { ...GREEN[1]!, body: "<failure message=\"x\"/>" }]));
+    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES), "no proof").toEqual({
+      kind: "unproven",
+      why: expect.stringMatching(/is of an unrecorded tree/),
+    });
+    writeFileSync(report, junit([GREEN[0]!, { ...GREEN[1]!, body: '<failure message="x"/>' }]));
     writeProof(root, report);
-    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES), "a failed case").toEqual({ kind: "unproven", why: "reports/junit/all.xml: live/b.test.ts > b > two failed" });
+    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES), "a failed case").toEqual({
+      kind: "unproven",
+      why: "reports/junit/all.xml: live/b.test.ts > b > two failed",
+    });
     writeFileSync(report, junit([GREEN[0]!, { ...GREEN[1]!, body: "<skipped/>" }]));
     writeProof(root, report);
-    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES), "a skipped case").toEqual({ kind: "unproven", why: "reports/junit/all.xml: live/b.test.ts > b > two was skipped" });
+    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES), "a skipped case").toEqual({
+      kind: "unproven",
+      why: "reports/junit/all.xml: live/b.test.ts > b > two was skipped",
+    });
     writeFileSync(report, junit([GREEN[0]!]));
     writeProof(root, report);
-    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES), "a file no report ran").toEqual({ kind: "unproven", why: "no proven report ran live/b.test.ts" });
+    expect(readProvenRun(root, ["reports/junit/all.xml"], FILES), "a file no report ran").toEqual({
+      kind: "unproven",
+      why: "no proven report ran live/b.test.ts",
+    });
   });
   it("outside a git work tree nothing is proven", () => {
     const root = join(scratch.root, "no-git");

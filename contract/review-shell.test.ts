@@ -20,7 +20,11 @@ const BINDS = `# bind table: fixture${H}\nsource | inside | mode | why\n<run> | 
 const ENV = `# ENV_ALLOW: the only host variables a session gets${H}\nvariable | why\nPATH | finding sh\n`;
 
 function git(dir: string, ...args: string[]): string {
-  return execFileSync("git", args, { cwd: dir, env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }, stdio: ["ignore", "pipe", "pipe"] }).toString();
+  return execFileSync("git", args, {
+    cwd: dir,
+    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  }).toString();
 }
 
 /** A repository with goldens committed on main, then a branch whose work tree changes them. */
@@ -50,19 +54,31 @@ function makeRepo(name: string): string {
 function run(dir: string, ...args: string[]): { code: number; out: string; err: string } {
   let out = "";
   let err = "";
-  const code = main(args, dir, (s) => (out += s), (s) => (err += s));
+  const code = main(
+    args,
+    dir,
+    (s) => (out += s),
+    (s) => (err += s),
+  );
   return { code, out, err };
 }
 
 describe("goldens:review command line", () => {
   it("reads --base, --markdown and --json, and refuses the rest", () => {
     expect(parseReviewArgs([])).toEqual({ kind: "review", base: undefined, format: "text" });
-    expect(parseReviewArgs(["--base", "origin/main", "--markdown"])).toEqual({ kind: "review", base: "origin/main", format: "markdown" });
+    expect(parseReviewArgs(["--base", "origin/main", "--markdown"])).toEqual({
+      kind: "review",
+      base: "origin/main",
+      format: "markdown",
+    });
     expect(parseReviewArgs(["--base=HEAD~1", "--json"])).toEqual({ kind: "review", base: "HEAD~1", format: "json" });
     expect(parseReviewArgs(["--base"])).toMatchObject({ kind: "usage-error" });
     expect(parseReviewArgs(["--base", "--json"])).toMatchObject({ kind: "usage-error" });
     expect(parseReviewArgs(["--markdown", "--json"])).toMatchObject({ kind: "usage-error" });
-    expect(parseReviewArgs(["--frobnicate"])).toMatchObject({ kind: "usage-error", message: 'unknown argument "--frobnicate"' });
+    expect(parseReviewArgs(["--frobnicate"])).toMatchObject({
+      kind: "usage-error",
+      message: 'unknown argument "--frobnicate"',
+    });
   });
 
   it("exits 2 on a usage error and on a base that is no commit", () => {
@@ -89,7 +105,12 @@ describe("goldens:review against git", () => {
       ["goldens/session/new.txt", false, true],
     ]);
     const rules = reviewGoldens(pairs).findings.map((f) => `${f.verdict} ${f.rule}`);
-    expect(rules).toEqual(["weakens mount-widened", "weakens env-allow-added", "weakens golden-removed", "unknown null"]);
+    expect(rules).toEqual([
+      "weakens mount-widened",
+      "weakens env-allow-added",
+      "weakens golden-removed",
+      "unknown null",
+    ]);
   });
 
   it("--base names any commit; on main with nothing changed the review is empty and exits 0", () => {
@@ -125,7 +146,11 @@ describe("goldens:review against git", () => {
 
 describe("the report's faces", () => {
   const pairs: GoldenPair[] = [
-    { path: "goldens/sandbox/binds/a.txt", before: BINDS, after: BINDS.replace("<run>/bundle | ro", "<run>/bundle | rw").replace("stays as written", "stays | as written") },
+    {
+      path: "goldens/sandbox/binds/a.txt",
+      before: BINDS,
+      after: BINDS.replace("<run>/bundle | ro", "<run>/bundle | rw").replace("stays as written", "stays | as written"),
+    },
     { path: "goldens/other/x.txt", before: "# x\n`a`\n", after: "# x\n`b`\n" },
   ];
   const report = reviewGoldens(pairs);
@@ -138,11 +163,16 @@ describe("the report's faces", () => {
     expect(md).toContain("`` `b` ``");
     expect(md).toMatch(/<details><summary>neutral \(1\)<\/summary>/);
     // Every table row has the six cells of its heading: no unescaped pipe splits a cell.
-    for (const row of md.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| golden"))) expect(row.replace(/\\\|/g, "").split("|").length, row).toBe(8);
+    for (const row of md.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| golden")))
+      expect(row.replace(/\\\|/g, "").split("|").length, row).toBe(8);
   });
 
   it("JSON: counts and findings for scripts", () => {
-    const j = JSON.parse(renderJson(report, "b")) as { base: string; counts: Record<string, number>; findings: unknown[] };
+    const j = JSON.parse(renderJson(report, "b")) as {
+      base: string;
+      counts: Record<string, number>;
+      findings: unknown[];
+    };
     expect(j.base).toBe("b");
     expect(j.counts).toEqual({ weakens: 1, unknown: 2, strengthens: 0, neutral: 1 });
     expect(j.findings).toHaveLength(4);
@@ -150,9 +180,23 @@ describe("the report's faces", () => {
 });
 
 describe("the catalog self-test's verdict on a mutant", () => {
-  const weakening = reviewGoldens([{ path: "goldens/sandbox/binds/a.txt", before: BINDS, after: BINDS.replace("<run>/bundle | ro", "<run>/bundle | rw") }]);
-  const neutralOnly = reviewGoldens([{ path: "goldens/session/env-allow.txt", before: ENV, after: ENV.replace("finding sh", "finding the shell") }]);
-  const strengthening = reviewGoldens([{ path: "goldens/sandbox/binds/a.txt", before: BINDS, after: BINDS.replace("<run> | <run> | rw", "<run> | <run> | ro") }]);
+  const weakening = reviewGoldens([
+    {
+      path: "goldens/sandbox/binds/a.txt",
+      before: BINDS,
+      after: BINDS.replace("<run>/bundle | ro", "<run>/bundle | rw"),
+    },
+  ]);
+  const neutralOnly = reviewGoldens([
+    { path: "goldens/session/env-allow.txt", before: ENV, after: ENV.replace("finding sh", "finding the shell") },
+  ]);
+  const strengthening = reviewGoldens([
+    {
+      path: "goldens/sandbox/binds/a.txt",
+      before: BINDS,
+      after: BINDS.replace("<run> | <run> | rw", "<run> | <run> | ro"),
+    },
+  ]);
 
   it("a weakens line passes; only neutral is a finding; no golden change is neither", () => {
     expect(judgeMutant("m", weakening)).toEqual({ kind: "weakens", lines: 1, goneOnly: false });
@@ -163,11 +207,21 @@ describe("the catalog self-test's verdict on a mutant", () => {
 
   it("only strengthens is a finding unless the mutant is listed, with its why, as rightly no weakening", () => {
     expect(isFailure(judgeMutant("m", strengthening))).toBe(true);
-    const listed = Object.keys(EXPECTED_WITHOUT_WEAKENS).find((k) => EXPECTED_WITHOUT_WEAKENS[k]!.verdict === "strengthens")!;
+    const listed = Object.keys(EXPECTED_WITHOUT_WEAKENS).find(
+      (k) => EXPECTED_WITHOUT_WEAKENS[k]!.verdict === "strengthens",
+    )!;
     expect(judgeMutant(listed, strengthening)).toMatchObject({ kind: "expected", verdict: "strengthens" });
-    expect(isFailure(judgeMutant(listed, neutralOnly)), "a listed mutant that shows only neutral is still a finding").toBe(true);
-    const neutral = Object.keys(EXPECTED_WITHOUT_WEAKENS).find((k) => EXPECTED_WITHOUT_WEAKENS[k]!.verdict === "neutral")!;
+    expect(
+      isFailure(judgeMutant(listed, neutralOnly)),
+      "a listed mutant that shows only neutral is still a finding",
+    ).toBe(true);
+    const neutral = Object.keys(EXPECTED_WITHOUT_WEAKENS).find(
+      (k) => EXPECTED_WITHOUT_WEAKENS[k]!.verdict === "neutral",
+    )!;
     expect(judgeMutant(neutral, neutralOnly)).toMatchObject({ kind: "expected", verdict: "neutral" });
-    expect(isFailure(judgeMutant(neutral, strengthening)), "a mutant listed as neutral that shows strengthens is a finding").toBe(true);
+    expect(
+      isFailure(judgeMutant(neutral, strengthening)),
+      "a mutant listed as neutral that shows strengthens is a finding",
+    ).toBe(true);
   });
 });

@@ -61,7 +61,12 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   "argv-tmpfs-size-removed": ["tmpfs-bound-loosened"],
   "argv-tmpfs-size-added": ["tmpfs-bound-tightened"],
   "argv-nproc-removed": ["task-limit-loosened"],
-  "seccomp-socket-check-removed": ["(unknown)", "seccomp-arg-check-removed", "seccomp-check-removed", "seccomp-deny-return-removed"],
+  "seccomp-socket-check-removed": [
+    "(unknown)",
+    "seccomp-arg-check-removed",
+    "seccomp-check-removed",
+    "seccomp-deny-return-removed",
+  ],
   "seccomp-socket-family-added": ["seccomp-allow-jump-added"],
   "seccomp-netlink-any-protocol": ["seccomp-jump-to-allow"],
   "argv-identity-removed": ["session-identity-removed"],
@@ -213,19 +218,29 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
 
 function walk(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).sort().flatMap((n) => {
-    if (n.startsWith(".")) return [];
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? walk(p) : [p];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((n) => {
+      if (n.startsWith(".")) return [];
+      const p = join(dir, n);
+      return statSync(p).isDirectory() ? walk(p) : [p];
+    });
 }
 
 /** A fixture's before/ and after/ trees as golden pairs, paths as under goldens/. */
 function loadPair(name: string): GoldenPair[] {
-  const side = (s: string) => new Map(walk(join(FIXTURES, name, s)).map((p) => [`goldens/${relative(join(FIXTURES, name, s), p)}`, readFileSync(p, "utf8")]));
+  const side = (s: string) =>
+    new Map(
+      walk(join(FIXTURES, name, s)).map((p) => [
+        `goldens/${relative(join(FIXTURES, name, s), p)}`,
+        readFileSync(p, "utf8"),
+      ]),
+    );
   const before = side("before");
   const after = side("after");
-  return [...new Set([...before.keys(), ...after.keys()])].sort().map((path) => ({ path, before: before.get(path) ?? null, after: after.get(path) ?? null }));
+  return [...new Set([...before.keys(), ...after.keys()])]
+    .sort()
+    .map((path) => ({ path, before: before.get(path) ?? null, after: after.get(path) ?? null }));
 }
 
 const fired = (pairs: GoldenPair[]) => [...new Set(reviewGoldens(pairs).findings.map((f) => f.rule ?? UNKNOWN))].sort();
@@ -237,9 +252,15 @@ describe("golden review rules on fixture pairs", () => {
 
   it("every rule has a fixture case on which it fires", () => {
     const covered = new Set(Object.values(EXPECTED).flat());
-    expect(RULES.map((r) => r.id).filter((id) => !covered.has(id)), "rules no fixture shows firing").toEqual([]);
+    expect(
+      RULES.map((r) => r.id).filter((id) => !covered.has(id)),
+      "rules no fixture shows firing",
+    ).toEqual([]);
     expect(new Set(RULES.map((r) => r.id)).size, "rule ids are unique").toBe(RULES.length);
-    expect(RULES.every((r) => r.why.length > 0), "every rule says why").toBe(true);
+    expect(
+      RULES.every((r) => r.why.length > 0),
+      "every rule says why",
+    ).toBe(true);
   });
 
   for (const [name, want] of Object.entries(EXPECTED)) {
@@ -253,7 +274,13 @@ describe("golden review rules on fixture pairs", () => {
         expect(f.why.length, `${f.case}: every line gives its why`).toBeGreaterThan(0);
       }
       expect(exitCodeOf(report)).toBe(report.counts.weakens + report.counts.unknown > 0 ? 1 : 0);
-      await matchGolden("review", name, "txt", `golden review of the fixture pair contract/fixtures/review/${name}`, renderText(report));
+      await matchGolden(
+        "review",
+        name,
+        "txt",
+        `golden review of the fixture pair contract/fixtures/review/${name}`,
+        renderText(report),
+      );
     });
   }
 });
@@ -273,9 +300,17 @@ describe("golden review verdicts", () => {
   });
 
   it("weakens come first, then unknown, strengthens, neutral", () => {
-    const pairs = ["bind-ro-to-rw", "bind-rw-to-ro", "bind-why-reworded", "unregistered-kind-unknown"].flatMap((n) => loadPair(n).map((p) => ({ ...p, path: p.path.replace(/(\.[a-z]+)$/, `-${n}$1`) })));
+    const pairs = ["bind-ro-to-rw", "bind-rw-to-ro", "bind-why-reworded", "unregistered-kind-unknown"].flatMap((n) =>
+      loadPair(n).map((p) => ({ ...p, path: p.path.replace(/(\.[a-z]+)$/, `-${n}$1`) })),
+    );
     const order = reviewGoldens(pairs).findings.map((f) => f.verdict);
-    expect(order).toEqual([...order].sort((a, b) => ["weakens", "unknown", "strengthens", "neutral"].indexOf(a) - ["weakens", "unknown", "strengthens", "neutral"].indexOf(b)));
+    expect(order).toEqual(
+      [...order].sort(
+        (a, b) =>
+          ["weakens", "unknown", "strengthens", "neutral"].indexOf(a) -
+          ["weakens", "unknown", "strengthens", "neutral"].indexOf(b),
+      ),
+    );
     expect(new Set(order)).toEqual(new Set(["weakens", "unknown", "strengthens", "neutral"]));
   });
 
@@ -295,7 +330,10 @@ describe("the goldens of this repository, as the review reads them", () => {
       const text = readFileSync(join(REPO_ROOT, p), "utf8");
       const kind = findKind(p, readHeader(text));
       expect(kind, `${p}: no kind in src/review/kinds.ts reads it; add a row`).not.toBeNull();
-      const unread = kind!.parse(text).filter((f) => f.type === "line").map((f) => f.text);
+      const unread = kind!
+        .parse(text)
+        .filter((f) => f.type === "line")
+        .map((f) => f.text);
       // The plan report's titles are prose; every other kind has a form for each line.
       if (kind!.id !== "cli-plan") expect(unread, `${p}: lines its parser keeps whole`).toEqual([]);
     }
@@ -317,7 +355,9 @@ describe("the goldens of this repository, as the review reads them", () => {
       for (let i = 0; i < lines.length; i += 3) {
         if (lines[i] === "") continue;
         const edited = [...lines.slice(0, i), `${lines[i]}x`, ...lines.slice(i + 1)].join("\n");
-        expect(reviewGolden({ path: p, before: text, after: edited }).length, `${p}:${i + 1} edited`).toBeGreaterThan(0);
+        expect(reviewGolden({ path: p, before: text, after: edited }).length, `${p}:${i + 1} edited`).toBeGreaterThan(
+          0,
+        );
         edits++;
       }
     }
@@ -334,11 +374,13 @@ function renumber(text: string, drop: number | null, offset = 0): string {
   const width = (n: number) => String(n).padStart(4, "0");
   const lines = text.split("\n").filter((l) => !(drop !== null && row.exec(l)?.[1] === width(drop)));
   const move = (n: number) => (drop !== null && n > drop ? n - 1 : n) + offset;
-  return lines.map((l) => {
-    const m = row.exec(l);
-    if (!m) return l;
-    return `${width(move(Number(m[1])))}${m[2]!.replace(/\b(jt|jf) (\d{4})\b/g, (_, j: string, n: string) => `${j} ${width(move(Number(n)))}`)}`;
-  }).join("\n");
+  return lines
+    .map((l) => {
+      const m = row.exec(l);
+      if (!m) return l;
+      return `${width(move(Number(m[1])))}${m[2]!.replace(/\b(jt|jf) (\d{4})\b/g, (_, j: string, n: string) => `${j} ${width(move(Number(n)))}`)}`;
+    })
+    .join("\n");
 }
 
 describe("the seccomp listing, read by meaning", () => {
@@ -350,10 +392,15 @@ describe("the seccomp listing, read by meaning", () => {
       const text = readFileSync(join(REPO_ROOT, p), "utf8");
       const facts = parseSeccomp(text);
       const denies = text.split("\n").filter((l) => / ; deny /.test(l)).length;
-      expect(facts.filter((f) => f.type === "seccomp-deny" && f.at === "program").length, `${p}: deny rows`).toBe(denies);
+      expect(facts.filter((f) => f.type === "seccomp-deny" && f.at === "program").length, `${p}: deny rows`).toBe(
+        denies,
+      );
       const jumps = facts.flatMap((f) => [f.fields.jt, f.fields.jf]).filter((j): j is string => j !== undefined);
       expect(jumps.length, `${p}: jumps read`).toBeGreaterThan(denies);
-      expect(jumps.filter((j) => j.startsWith("(no instruction")), `${p}: jumps to no instruction`).toEqual([]);
+      expect(
+        jumps.filter((j) => j.startsWith("(no instruction")),
+        `${p}: jumps to no instruction`,
+      ).toEqual([]);
     }
   });
 
@@ -373,7 +420,10 @@ describe("the seccomp listing, read by meaning", () => {
       for (const f of parseSeccomp(text).filter((f) => f.type === "seccomp-deny")) {
         const index = Number(/^(\d{4}) /.exec(f.text)![1]);
         const found = reviewGolden({ path: p, before: text, after: renumber(text, index) });
-        expect(found.map((x) => `${x.verdict} ${x.rule} ${x.case}`), `${p}: ${f.key} removed`).toEqual([`weakens seccomp-row-removed seccomp-deny ${f.key}`]);
+        expect(
+          found.map((x) => `${x.verdict} ${x.rule} ${x.case}`),
+          `${p}: ${f.key} removed`,
+        ).toEqual([`weakens seccomp-row-removed seccomp-deny ${f.key}`]);
         rows++;
       }
     }
@@ -388,9 +438,17 @@ describe("the bwrap argv, read by mount", () => {
     for (const p of argvs) {
       const text = readFileSync(join(REPO_ROOT, p), "utf8");
       const facts = parseBwrapArgv(text);
-      expect(facts.filter((f) => f.type === "bwrap-option" && /^--(perms|size|tmpfs|remount-ro)/.test(f.key)).map((f) => f.text), p).toEqual([]);
+      expect(
+        facts
+          .filter((f) => f.type === "bwrap-option" && /^--(perms|size|tmpfs|remount-ro)/.test(f.key))
+          .map((f) => f.text),
+        p,
+      ).toEqual([]);
       const modified = text.split("\n").filter((l) => l.startsWith("--perms ")).length;
-      expect(facts.filter((f) => f.type === "bwrap-mount" && f.fields.perms !== undefined).length, `${p}: mounts with --perms`).toBe(modified);
+      expect(
+        facts.filter((f) => f.type === "bwrap-mount" && f.fields.perms !== undefined).length,
+        `${p}: mounts with --perms`,
+      ).toBe(modified);
     }
   });
 });

@@ -9,7 +9,13 @@ import { isMosaicError } from "../src/core/errors.ts";
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 import { STAND_IN, loadCase, type LaunchCase } from "./support/launch-cases.ts";
 import { FOUNDER_ENV_ORACLE, SEED_CREDENTIAL_SETS } from "./oracles/seed-tables.ts";
-import { SEED_REFUSAL_CODES, SEED_ROUTE_CHECK_ORDER, SEED_S0_LINES, SEED_THINKING, SEED_TOOL_GRANTS } from "./oracles/launch-seed-tables.ts";
+import {
+  SEED_REFUSAL_CODES,
+  SEED_ROUTE_CHECK_ORDER,
+  SEED_S0_LINES,
+  SEED_THINKING,
+  SEED_TOOL_GRANTS,
+} from "./oracles/launch-seed-tables.ts";
 
 const decide = (c: LaunchCase): LaunchDecision => decideLaunch(c.instance, c.settings, c.facts, c.env);
 const outcome = (c: LaunchCase): string => {
@@ -20,7 +26,8 @@ const outcome = (c: LaunchCase): string => {
 describe("harness modules (seed 003)", () => {
   it("the loader knows pi and claude-code and nothing else", () => {
     expect(harnessNames()).toEqual(["pi", "claude-code"]);
-    for (const n of ["codex", "", "__proto__", "toString", "constructor", "Pi"]) expect(loadHarness(n), n).toBeUndefined();
+    for (const n of ["codex", "", "__proto__", "toString", "constructor", "Pi"])
+      expect(loadHarness(n), n).toBeUndefined();
   });
   it.each(["pi", "claude-code"] as const)("%s: thinking levels and S0 lines are the seed's", (name) => {
     const m = loadHarness(name)!;
@@ -28,20 +35,26 @@ describe("harness modules (seed 003)", () => {
     expect({ levels: m.thinkingLevels, required: m.thinkingRequired }).toEqual(SEED_THINKING[name]);
     expect(m.reliesOn).toEqual(SEED_S0_LINES[name]);
   });
-  it.each(["pi", "claude-code"] as const)("%s: built-in tools are the tool limit's, and bash only where the limit grants it", (name) => {
-    const m = loadHarness(name)!;
-    const grants = SEED_TOOL_GRANTS[name];
-    const names = Object.keys(grants);
-    // Every subset of the seven neutral names.
-    for (let mask = 0; mask < 1 << names.length; mask++) {
-      const limit = names.filter((_, i) => (mask & (1 << i)) !== 0);
-      const want = [...new Set(limit.flatMap((n) => grants[n]!))].sort();
-      expect([...m.builtInTools(limit)].sort(), `limit [${limit.join(",")}]`).toEqual(want);
-    }
-    const bash = name === "pi" ? "bash" : "Bash";
-    expect(m.builtInTools(names.filter((n) => n !== "bash")), `${bash} only where the limit grants bash`).not.toContain(bash);
-    expect(m.builtInTools(["bash"]), "positive control").toEqual([bash]);
-  });
+  it.each(["pi", "claude-code"] as const)(
+    "%s: built-in tools are the tool limit's, and bash only where the limit grants it",
+    (name) => {
+      const m = loadHarness(name)!;
+      const grants = SEED_TOOL_GRANTS[name];
+      const names = Object.keys(grants);
+      // Every subset of the seven neutral names.
+      for (let mask = 0; mask < 1 << names.length; mask++) {
+        const limit = names.filter((_, i) => (mask & (1 << i)) !== 0);
+        const want = [...new Set(limit.flatMap((n) => grants[n]!))].sort();
+        expect([...m.builtInTools(limit)].sort(), `limit [${limit.join(",")}]`).toEqual(want);
+      }
+      const bash = name === "pi" ? "bash" : "Bash";
+      expect(
+        m.builtInTools(names.filter((n) => n !== "bash")),
+        `${bash} only where the limit grants bash`,
+      ).not.toContain(bash);
+      expect(m.builtInTools(["bash"]), "positive control").toEqual([bash]);
+    },
+  );
   it("Claude Code typed tools are mcp__mosaic__<tool>; Pi's keep their names", () => {
     expect(loadHarness("claude-code")!.typedToolName("raise_decision")).toBe("mcp__mosaic__raise_decision");
     expect(loadHarness("pi")!.typedToolName("raise_decision")).toBe("raise_decision");
@@ -60,13 +73,21 @@ describe("harness modules (seed 003)", () => {
         `typedToolName(x): ${m.typedToolName("x")}`,
         `gate: ${m.gate.timeoutSeconds}s, ${m.gate.how}`,
         `bundleFiles: ${m.bundleFiles.join(" ") || "(none beyond the four)"}`,
-        `adapterEnv: ${Object.entries(m.adapterEnv(paths)).map(([k, v]) => `${k}=${v}`).join(" ")}`,
+        `adapterEnv: ${Object.entries(m.adapterEnv(paths))
+          .map(([k, v]) => `${k}=${v}`)
+          .join(" ")}`,
         `turnEnd: ${JSON.stringify(m.turnEnd(paths))}`,
         `sessionFiles: ${m.sessionFiles(paths)}`,
         ...m.reliesOn.map((l) => `reliesOn: ${l}`),
       ];
     });
-    await matchGolden("route", "harness-modules", "txt", "what each harness module provides (seed 003)", lines.join("\n"));
+    await matchGolden(
+      "route",
+      "harness-modules",
+      "txt",
+      "what each harness module provides (seed 003)",
+      lines.join("\n"),
+    );
   });
 });
 
@@ -76,8 +97,13 @@ describe("refusal codes", () => {
     for (const r of REFUSALS) expect(r.why.length, r.code).toBeGreaterThan(20);
   });
   it("golden", async () => {
-    await matchGolden("route", "refusal-codes", "txt", "the launcher's refusal codes in check order, with why",
-      ["code | why", ...REFUSALS.map((r) => `${r.code} | ${r.why}`)].join("\n"));
+    await matchGolden(
+      "route",
+      "refusal-codes",
+      "txt",
+      "the launcher's refusal codes in check order, with why",
+      ["code | why", ...REFUSALS.map((r) => `${r.code} | ${r.why}`)].join("\n"),
+    );
   });
 });
 
@@ -106,7 +132,10 @@ describe("route checks", () => {
     c.facts.binaries["claude-code"].exists = true;
     c.instance.vars.fallback!.thinking = "ultra";
     const d = decide(c);
-    expect(d.kind === "refuse" && [d.code, d.message]).toEqual(["thinking-unsupported", `vars.fallback.thinking: "ultra" is not a level of pi (off minimal low medium high xhigh max)`]);
+    expect(d.kind === "refuse" && [d.code, d.message]).toEqual([
+      "thinking-unsupported",
+      `vars.fallback.thinking: "ultra" is not a level of pi (off minimal low medium high xhigh max)`,
+    ]);
   });
 
   it("only a failed preflight falls back", () => {
@@ -126,7 +155,10 @@ describe("route checks", () => {
     const cc = loadCase("claude-coder");
     delete cc.instance.vars.thinking;
     const r = decide(cc);
-    expect(r.kind === "refuse" && [r.code, r.message.split(";")[0]]).toEqual(["no-route", "vars: vars.thinking not set"]);
+    expect(r.kind === "refuse" && [r.code, r.message.split(";")[0]]).toEqual([
+      "no-route",
+      "vars: vars.thinking not set",
+    ]);
   });
 
   it("Pi needs node 22.19 or newer", () => {
@@ -150,7 +182,9 @@ describe("route checks", () => {
     c.env.MOSAIC_CLAUDE_BIN = "/opt/claude/bin/claude";
     const pinned = decide(c);
     expect(pinned.kind === "launch" && pinned.plan.adapter.argv[0]).toBe("/opt/claude/bin/claude");
-    expect(pinned.kind === "launch" && pinned.plan.adapter.env.MOSAIC_CLAUDE_BIN, "the pin reaches the session").toBe("/opt/claude/bin/claude");
+    expect(pinned.kind === "launch" && pinned.plan.adapter.env.MOSAIC_CLAUDE_BIN, "the pin reaches the session").toBe(
+      "/opt/claude/bin/claude",
+    );
     c.env.MOSAIC_CLAUDE_BIN = "claude";
     expect(outcome(c)).toBe("preflight");
     c.env.MOSAIC_CLAUDE_BIN = "/opt/claude/bin/claude";
@@ -206,23 +240,67 @@ describe("session checks", () => {
  * module, and no-session-credential is Claude Code's alone (Pi's launch without one is above).
  */
 const PER_HARNESS_REFUSALS: ReadonlyArray<[code: string, patch: (c: LaunchCase, h: "pi" | "claude-code") => void]> = [
-  ["partial-fallback", (c) => { c.instance.vars.fallback = { model: "claude-sonnet-4-5" }; }],
-  ["no-route", (c) => { delete c.instance.vars.model; }],
-  ["harness-off", (c, h) => { c.settings = { ...c.settings, plugins: { harness: [h === "pi" ? "claude-code" : "pi"] } }; }],
+  [
+    "partial-fallback",
+    (c) => {
+      c.instance.vars.fallback = { model: "claude-sonnet-4-5" };
+    },
+  ],
+  [
+    "no-route",
+    (c) => {
+      delete c.instance.vars.model;
+    },
+  ],
+  [
+    "harness-off",
+    (c, h) => {
+      c.settings = { ...c.settings, plugins: { harness: [h === "pi" ? "claude-code" : "pi"] } };
+    },
+  ],
   // "off" is one of Pi's levels but not Claude Code's; "ultra" is neither's.
-  ["thinking-unsupported", (c, h) => { c.instance.vars.thinking = h === "pi" ? "ultra" : "off"; }],
-  ["unknown-model", (c) => { c.instance.vars.model = "gpt-4o"; }],
-  ["preflight", (c, h) => { c.facts.binaries[h].exists = false; }],
-  ["sandbox-unavailable", (c) => { c.facts.sandboxProblem = "bwrap: No permissions to create new namespace"; }],
-  ["founder-credentials", (c) => { c.env.GH_TOKEN = ""; }],
+  [
+    "thinking-unsupported",
+    (c, h) => {
+      c.instance.vars.thinking = h === "pi" ? "ultra" : "off";
+    },
+  ],
+  [
+    "unknown-model",
+    (c) => {
+      c.instance.vars.model = "gpt-4o";
+    },
+  ],
+  [
+    "preflight",
+    (c, h) => {
+      c.facts.binaries[h].exists = false;
+    },
+  ],
+  [
+    "sandbox-unavailable",
+    (c) => {
+      c.facts.sandboxProblem = "bwrap: No permissions to create new namespace";
+    },
+  ],
+  [
+    "founder-credentials",
+    (c) => {
+      c.env.GH_TOKEN = "";
+    },
+  ],
 ];
 const HEALTHY = { pi: "pi-coder", "claude-code": "claude-coder" } as const;
 
 describe("each refusal, for both harnesses", () => {
   it("the table covers every code but the two that cannot apply to both", () => {
-    expect([...PER_HARNESS_REFUSALS.map(([code]) => code), "harness-refused", "no-session-credential"].sort()).toEqual(REFUSALS.map((r) => r.code).sort());
+    expect([...PER_HARNESS_REFUSALS.map(([code]) => code), "harness-refused", "no-session-credential"].sort()).toEqual(
+      REFUSALS.map((r) => r.code).sort(),
+    );
   });
-  const rows = PER_HARNESS_REFUSALS.flatMap(([code, patch]) => (["pi", "claude-code"] as const).map((h) => [h, code, patch] as const));
+  const rows = PER_HARNESS_REFUSALS.flatMap(([code, patch]) =>
+    (["pi", "claude-code"] as const).map((h) => [h, code, patch] as const),
+  );
   it.each(rows)("%s refuses with %s", (h, code, patch) => {
     const c = loadCase(HEALTHY[h]);
     expect(outcome(c), "positive control: the unchanged example launches").toBe(`launch primary ${h}`);
@@ -234,15 +312,60 @@ describe("each refusal, for both harnesses", () => {
 /** Each bad document and the error it must give; the field names the path in the document. */
 const BAD_DOCS: ReadonlyArray<[why: string, patch: (d: Record<string, any>) => void]> = [
   ["missing contract", (d) => delete d.contract],
-  ["a typo in a key", (d) => { d.vars.thinkng = "high"; }],
-  ["a tool-limit name no harness has", (d) => { d.limits.tools = ["read", "Bash"]; }],
-  ["a relative workspace", (d) => { d.workspace = "workspaces/acme"; }],
-  ["a workspace with a space", (d) => { d.workspace = "/srv/my ws"; }],
-  ["a workspace with ..", (d) => { d.workspace = "/srv/ws/../etc"; }],
-  ["a fallback with an unknown key", (d) => { d.vars.fallback = { harness: "pi", modle: "x" }; }],
-  ["an empty thinking var", (d) => { d.vars.thinking = ""; }],
-  ["a cross-role action that is not a string", (d) => { d.actions.crossRole = [3]; }],
-  ["a network mode the proxy does not know", (d) => { d.network = "open"; }],
+  [
+    "a typo in a key",
+    (d) => {
+      d.vars.thinkng = "high";
+    },
+  ],
+  [
+    "a tool-limit name no harness has",
+    (d) => {
+      d.limits.tools = ["read", "Bash"];
+    },
+  ],
+  [
+    "a relative workspace",
+    (d) => {
+      d.workspace = "workspaces/acme";
+    },
+  ],
+  [
+    "a workspace with a space",
+    (d) => {
+      d.workspace = "/srv/my ws";
+    },
+  ],
+  [
+    "a workspace with ..",
+    (d) => {
+      d.workspace = "/srv/ws/../etc";
+    },
+  ],
+  [
+    "a fallback with an unknown key",
+    (d) => {
+      d.vars.fallback = { harness: "pi", modle: "x" };
+    },
+  ],
+  [
+    "an empty thinking var",
+    (d) => {
+      d.vars.thinking = "";
+    },
+  ],
+  [
+    "a cross-role action that is not a string",
+    (d) => {
+      d.actions.crossRole = [3];
+    },
+  ],
+  [
+    "a network mode the proxy does not know",
+    (d) => {
+      d.network = "open";
+    },
+  ],
 ];
 
 describe("resolved instance schema", () => {
@@ -264,7 +387,13 @@ describe("resolved instance schema", () => {
       lines.push(`${why} → ${e.code} | ${e.message}`);
     }
     expect(parseInstance(base()), "positive control: the unpatched document parses").toEqual(base());
-    await matchGolden("launch", "spec-errors", "txt", "resolved-instance schema errors: each names the path in the document", lines.join("\n"));
+    await matchGolden(
+      "launch",
+      "spec-errors",
+      "txt",
+      "resolved-instance schema errors: each names the path in the document",
+      lines.join("\n"),
+    );
   });
 });
 
@@ -272,8 +401,22 @@ describe("adapter guard", () => {
   it("the Claude Code command refuses to build without a thinking level for --effort", async () => {
     const { claudeCommand } = await import("../src/core/adapters/command.ts");
     const c = loadCase("claude-coder");
-    const route = { harness: "claude-code" as const, module: loadHarness("claude-code")!, provider: "anthropic", model: "claude-sonnet-4-5", thinking: null };
-    const inp = { route, paths: { runDir: c.facts.runDir, repo: c.facts.repo, node: c.facts.node.path }, workspace: c.instance.workspace, toolLimit: ["read"], typedTools: [], hostEnv: c.env, credentialSet: "api-key" };
+    const route = {
+      harness: "claude-code" as const,
+      module: loadHarness("claude-code")!,
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+      thinking: null,
+    };
+    const inp = {
+      route,
+      paths: { runDir: c.facts.runDir, repo: c.facts.repo, node: c.facts.node.path },
+      workspace: c.instance.workspace,
+      toolLimit: ["read"],
+      typedTools: [],
+      hostEnv: c.env,
+      credentialSet: "api-key",
+    };
     let err: unknown;
     try {
       claudeCommand(inp);
@@ -281,6 +424,8 @@ describe("adapter guard", () => {
       err = e;
     }
     expect(isMosaicError(err) && err.code).toBe("no-effort");
-    expect(claudeCommand({ ...inp, route: { ...route, thinking: "low" } }).argv, "positive control").toContain("--effort");
+    expect(claudeCommand({ ...inp, route: { ...route, thinking: "low" } }).argv, "positive control").toContain(
+      "--effort",
+    );
   });
 });

@@ -7,7 +7,12 @@ import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts"
 import { isWithin } from "../src/core/paths.ts";
 import { normalise } from "../src/conformance/golden/golden.ts";
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
-import { HOST_LAYOUTS, ROLE_CASES, fixturePlaceholders, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
+import {
+  HOST_LAYOUTS,
+  ROLE_CASES,
+  fixturePlaceholders,
+  fixtureWorkspaceView,
+} from "../src/conformance/worlds/host-fixtures.ts";
 import { SESSION_LIMITS } from "../src/core/sandbox/limits.ts";
 import { SECCOMP_FD } from "../src/core/sandbox/bwrap-argv.ts";
 
@@ -37,7 +42,11 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
     expect(table[i]!.mode, `${ro} is read-only`).toBe("ro");
   }
   const last = table.at(-1)!;
-  expect([last.inside, last.source, last.mode], "the private /tmp is the last bind, a tmpfs").toEqual(["/tmp", null, "tmpfs"]);
+  expect([last.inside, last.source, last.mode], "the private /tmp is the last bind, a tmpfs").toEqual([
+    "/tmp",
+    null,
+    "tmpfs",
+  ]);
   expect(last.size, "/tmp is bounded").toBe(SESSION_LIMITS.tmpBytes.value);
   const home = table.find((b) => b.inside === `${spec.runDir}/home`);
   expect([home?.mode, home?.size], "HOME is a bounded tmpfs").toEqual(["tmpfs", SESSION_LIMITS.homeBytes.value]);
@@ -50,20 +59,46 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
   const repoFiles = new Set([...spec.runnerFiles, spec.adapter, facts.runnerNode]);
   for (const b of table) {
     if (b.source === null || b.mode === "symlink" || !isWithin(b.inside, spec.repo)) continue;
-    expect(repoFiles.has(b.inside) || b.inside === `${spec.repo}/node_modules`, `${b.inside}: only the runner files, the adapter, the runner's node and node_modules of the checkout`).toBe(true);
+    expect(
+      repoFiles.has(b.inside) || b.inside === `${spec.repo}/node_modules`,
+      `${b.inside}: only the runner files, the adapter, the runner's node and node_modules of the checkout`,
+    ).toBe(true);
   }
-  expect(table.some((b) => b.row === "node-modules"), "node_modules only for Pi").toBe(spec.harness === "pi");
-  expect(table.every((b) => b.why.length > 0), "every bind has a why").toBe(true);
+  expect(
+    table.some((b) => b.row === "node-modules"),
+    "node_modules only for Pi",
+  ).toBe(spec.harness === "pi");
+  expect(
+    table.every((b) => b.why.length > 0),
+    "every bind has a why",
+  ).toBe(true);
   // Protected paths: after the workspace, each read-only (or the .git mount point), none writable but .git.
   const prot = table.map((b, i) => ({ b, i })).filter(({ b }) => b.row === "protected");
   expect(prot.length, "the workspace's code-that-runs-later is protected").toBeGreaterThan(0);
   for (const { b, i } of prot) {
     expect(i, `${b.inside} is protected after the workspace bind`).toBeGreaterThan(wsIdx);
     expect(isWithin(b.inside, spec.workspace), `${b.inside} lies in the workspace`).toBe(true);
-    if (b.mode === "rw") expect(b.inside, "only .git itself stays writable, as a mount point").toBe(`${spec.workspace}/.git`);
+    if (b.mode === "rw")
+      expect(b.inside, "only .git itself stays writable, as a mount point").toBe(`${spec.workspace}/.git`);
     else expect(["ro", "ro-empty"], `${b.inside} is read-only`).toContain(b.mode);
   }
-  for (const p of [".git/hooks", ".git/config", ".git/info", ".git/worktrees", ".mcp.json", ".claude", ".vscode", ".envrc", ".husky", ".pre-commit-config.yaml", ".gitattributes", ".npmrc", "mise.toml", ".mise.toml", ".github"]) {
+  for (const p of [
+    ".git/hooks",
+    ".git/config",
+    ".git/info",
+    ".git/worktrees",
+    ".mcp.json",
+    ".claude",
+    ".vscode",
+    ".envrc",
+    ".husky",
+    ".pre-commit-config.yaml",
+    ".gitattributes",
+    ".npmrc",
+    "mise.toml",
+    ".mise.toml",
+    ".github",
+  ]) {
     expect(insides, `${p} is protected`).toContain(`${spec.workspace}/${p}`);
   }
 
@@ -81,7 +116,10 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
       expect([b.mode, typeof b.size], `${b.inside} is a bounded tmpfs`).toEqual(["tmpfs", "number"]);
       continue;
     }
-    expect(["ro", "symlink", "private", "ro-empty"], `${b.inside} is read-only: only the workspace, its .git, the run directory and the bounded tmpfs mounts are writable`).toContain(b.mode);
+    expect(
+      ["ro", "symlink", "private", "ro-empty"],
+      `${b.inside} is read-only: only the workspace, its .git, the run directory and the bounded tmpfs mounts are writable`,
+    ).toContain(b.mode);
   }
   for (const p of ["/dev", "/proc"]) {
     const b = table.find((x) => x.inside === p);
@@ -89,31 +127,72 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
   }
   const shm = insides.indexOf("/dev/shm");
   expect(shm, "/dev/shm is its own tmpfs, mounted over --dev's").toBeGreaterThan(insides.indexOf("/dev"));
-  expect([table[shm]!.mode, table[shm]!.size], "/dev/shm is bounded, not half the host's RAM").toEqual(["tmpfs", SESSION_LIMITS.shmBytes.value]);
+  expect([table[shm]!.mode, table[shm]!.size], "/dev/shm is bounded, not half the host's RAM").toEqual([
+    "tmpfs",
+    SESSION_LIMITS.shmBytes.value,
+  ]);
   const sys = insides.indexOf("/proc/sys");
   expect(sys, "/proc/sys is bound over the private /proc").toBeGreaterThan(insides.indexOf("/proc"));
-  expect([table[sys]!.source, table[sys]!.mode], "/proc/sys is read-only: bwrap's own cover skips it").toEqual(["/proc/sys", "ro"]);
+  expect([table[sys]!.source, table[sys]!.mode], "/proc/sys is read-only: bwrap's own cover skips it").toEqual([
+    "/proc/sys",
+    "ro",
+  ]);
 
   const rwDests = argv.flatMap((t, i) => (t === "--bind" ? [argv[i + 2]] : []));
-  expect(rwDests.sort(), "argv binds only the workspace, its .git and the run directory read-write").toEqual([...writable].sort());
-  expect(argv.filter((t) => t === "--dev-bind" || t === "--dev-bind-try" || t === "--bind-try"), "no host devices, no optional binds").toEqual([]);
+  expect(rwDests.sort(), "argv binds only the workspace, its .git and the run directory read-write").toEqual(
+    [...writable].sort(),
+  );
+  expect(
+    argv.filter((t) => t === "--dev-bind" || t === "--dev-bind-try" || t === "--bind-try"),
+    "no host devices, no optional binds",
+  ).toEqual([]);
   expect(argv.slice(argv.indexOf("--dev"), argv.indexOf("--dev") + 2), "a private /dev").toEqual(["--dev", "/dev"]);
-  expect(argv.slice(argv.indexOf("--proc"), argv.indexOf("--proc") + 2), "a /proc of the session's own PID namespace").toEqual(["--proc", "/proc"]);
+  expect(
+    argv.slice(argv.indexOf("--proc"), argv.indexOf("--proc") + 2),
+    "a /proc of the session's own PID namespace",
+  ).toEqual(["--proc", "/proc"]);
   expect(remount, "--remount-ro / comes after every bind").toBeGreaterThan(lastBindIndex(argv));
   const dd = argv.indexOf("--");
-  expect(argv.slice(dd + 1), "the runner starts under setpriv's parent-death signal, prlimit's task and memory bounds, on the execute-only node").toEqual([
-    "setpriv", "--pdeathsig", "KILL", "--", "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, `--data=${SESSION_LIMITS.dataBytes.value}`, "--", facts.runnerNode, spec.runner, spec.runDir,
+  expect(
+    argv.slice(dd + 1),
+    "the runner starts under setpriv's parent-death signal, prlimit's task and memory bounds, on the execute-only node",
+  ).toEqual([
+    "setpriv",
+    "--pdeathsig",
+    "KILL",
+    "--",
+    "prlimit",
+    `--nproc=${SESSION_LIMITS.tasks.value}`,
+    `--data=${SESSION_LIMITS.dataBytes.value}`,
+    "--",
+    facts.runnerNode,
+    spec.runner,
+    spec.runDir,
   ]);
-  expect(argv.slice(0, 8), "the session has its own user, PID, IPC, network, UTS and cgroup namespaces").toEqual(["bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup", "--as-pid-1"]);
+  expect(argv.slice(0, 8), "the session has its own user, PID, IPC, network, UTS and cgroup namespaces").toEqual([
+    "bwrap",
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-net",
+    "--unshare-uts",
+    "--unshare-cgroup",
+    "--as-pid-1",
+  ]);
   const before = argv.slice(0, dd);
   const pair = (a: string, b: string) => before.some((t, i) => t === a && before[i + 1] === b);
   expect(pair("--cap-drop", "ALL"), "every capability is dropped").toBe(true);
-  expect(before, "user namespaces are disabled inside, and bwrap asserts it").toEqual(expect.arrayContaining(["--disable-userns", "--assert-userns-disabled"]));
+  expect(before, "user namespaces are disabled inside, and bwrap asserts it").toEqual(
+    expect.arrayContaining(["--disable-userns", "--assert-userns-disabled"]),
+  );
   expect(before, "no controlling terminal").toContain("--new-session");
   expect(pair("--seccomp", String(SECCOMP_FD)), "the seccomp filter is read from its descriptor").toBe(true);
   expect(before).not.toContain("--die-with-parent");
   const homeEnv = argv.indexOf("HOME");
-  expect([argv[homeEnv - 1], argv[homeEnv + 1]], "HOME is the run's own home/").toEqual(["--setenv", `${spec.runDir}/home`]);
+  expect([argv[homeEnv - 1], argv[homeEnv + 1]], "HOME is the run's own home/").toEqual([
+    "--setenv",
+    `${spec.runDir}/home`,
+  ]);
 }
 
 /** Who bwrap runs as: a user caller as itself; a root caller never as uid or gid 0. */
@@ -126,7 +205,11 @@ export function assertIdentity(facts: HostFacts, command: string[]): void {
     return;
   }
   expect(drop, "a root caller's bwrap runs as the session's own uid and gid, with no supplementary group").toEqual([
-    "setpriv", `--reuid=${facts.session.uid}`, `--regid=${facts.session.gid}`, "--clear-groups", "--",
+    "setpriv",
+    `--reuid=${facts.session.uid}`,
+    `--regid=${facts.session.gid}`,
+    "--clear-groups",
+    "--",
   ]);
   expect(facts.session.uid, "never as kuid 0").not.toBe(0);
   expect(facts.session.gid, "never as kgid 0").not.toBe(0);
@@ -142,8 +225,20 @@ describe("sandbox plan goldens", () => {
         const command = sessionCommand(facts, argv);
         assertIdentity(facts, command);
         const ph = fixturePlaceholders(spec, facts);
-        await matchGolden("sandbox/binds", `${layout}.${roleName}`, "txt", `bind table: ${why}; host: ${layoutWhy}`, normalise(renderBindLines(table).join("\n"), ph));
-        await matchGolden("sandbox/argv", `${layout}.${roleName}`, "txt", `bwrap argv, as the launcher runs it: ${why}; host: ${layoutWhy}`, normalise(renderCommandLines(command).join("\n"), ph));
+        await matchGolden(
+          "sandbox/binds",
+          `${layout}.${roleName}`,
+          "txt",
+          `bind table: ${why}; host: ${layoutWhy}`,
+          normalise(renderBindLines(table).join("\n"), ph),
+        );
+        await matchGolden(
+          "sandbox/argv",
+          `${layout}.${roleName}`,
+          "txt",
+          `bwrap argv, as the launcher runs it: ${why}; host: ${layoutWhy}`,
+          normalise(renderCommandLines(command).join("\n"), ph),
+        );
       });
     }
   }
@@ -155,24 +250,44 @@ describe("host layouts change only their own rows", () => {
 
   it("split-usr binds real top directories read-only instead of links", () => {
     const top = rows("split-usr").filter((b) => b.row === "top-link");
-    expect(top.map((b) => [b.inside, b.mode])).toEqual([["/bin", "ro"], ["/lib", "ro"], ["/lib64", "ro"], ["/sbin", "ro"]]);
-    expect(rows("merged-usr").filter((b) => b.row === "top-link").map((b) => [b.source, b.inside, b.mode])).toEqual([
-      ["usr/bin", "/bin", "symlink"], ["usr/lib", "/lib", "symlink"], ["usr/lib64", "/lib64", "symlink"], ["usr/sbin", "/sbin", "symlink"],
+    expect(top.map((b) => [b.inside, b.mode])).toEqual([
+      ["/bin", "ro"],
+      ["/lib", "ro"],
+      ["/lib64", "ro"],
+      ["/sbin", "ro"],
+    ]);
+    expect(
+      rows("merged-usr")
+        .filter((b) => b.row === "top-link")
+        .map((b) => [b.source, b.inside, b.mode]),
+    ).toEqual([
+      ["usr/bin", "/bin", "symlink"],
+      ["usr/lib", "/lib", "symlink"],
+      ["usr/lib64", "/lib64", "symlink"],
+      ["usr/sbin", "/sbin", "symlink"],
     ]);
   });
 
   it("node outside /usr is bound from its real path at the path the runner is started with", () => {
-    expect(rows("node-opt").filter((b) => b.row === "node").map((b) => [b.source, b.inside, b.mode])).toEqual([
-      ["/opt/node-v24.21.0-linux-x64/bin/node", "/opt/node/bin/node", "ro"],
-    ]);
+    expect(
+      rows("node-opt")
+        .filter((b) => b.row === "node")
+        .map((b) => [b.source, b.inside, b.mode]),
+    ).toEqual([["/opt/node-v24.21.0-linux-x64/bin/node", "/opt/node/bin/node", "ro"]]);
     expect(rows("merged-usr").some((b) => b.row === "node")).toBe(false);
   });
 
   it("the Claude Code binary outside /usr is bound for Claude Code only", () => {
-    expect(rows("claude-outside-usr").filter((b) => b.row === "claude-bin").map((b) => [b.source, b.inside])).toEqual([
-      ["/opt/claude/versions/2.1.332/claude", "/opt/claude/bin/claude"],
-    ]);
-    const pi = binds(ROLE_CASES["pi-coder"]!.spec, HOST_LAYOUTS["claude-outside-usr"]!.facts, fixtureWorkspaceView(ROLE_CASES["pi-coder"]!.spec));
+    expect(
+      rows("claude-outside-usr")
+        .filter((b) => b.row === "claude-bin")
+        .map((b) => [b.source, b.inside]),
+    ).toEqual([["/opt/claude/versions/2.1.332/claude", "/opt/claude/bin/claude"]]);
+    const pi = binds(
+      ROLE_CASES["pi-coder"]!.spec,
+      HOST_LAYOUTS["claude-outside-usr"]!.facts,
+      fixtureWorkspaceView(ROLE_CASES["pi-coder"]!.spec),
+    );
     expect(pi.some((b) => b.row === "claude-bin")).toBe(false);
   });
 });
@@ -185,43 +300,175 @@ describe("whole argv vector", () => {
     const ws = spec.workspace;
     const roEmpty = (p: string) => ["--perms", "0555", "--tmpfs", `${ws}/${p}`, "--remount-ro", `${ws}/${p}`];
     expect(bwrapArgv(spec, facts, binds(spec, facts, fixtureWorkspaceView(spec)))).toEqual([
-      "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup", "--as-pid-1",
-      "--cap-drop", "ALL", "--disable-userns", "--assert-userns-disabled", "--new-session", "--seccomp", "3",
-      "--ro-bind", "/usr", "/usr",
-      "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-      "--ro-bind", "/etc", "/etc",
-      "--dev", "/dev",
-      "--perms", "1777", "--size", String(64 * 1024 * 1024), "--tmpfs", "/dev/shm",
-      "--proc", "/proc",
-      "--ro-bind", "/proc/sys", "/proc/sys",
-      "--ro-bind", facts.runnerNode, facts.runnerNode,
-      "--ro-bind", "/srv/mosaic/src/host/runner.ts", "/srv/mosaic/src/host/runner.ts",
-      "--ro-bind", "/srv/mosaic/src/host/tool-socket.ts", "/srv/mosaic/src/host/tool-socket.ts",
-      "--ro-bind", "/srv/mosaic/src/core/gate/decide.ts", "/srv/mosaic/src/core/gate/decide.ts",
-      "--ro-bind", "/srv/mosaic/adapters/pi/adapter.sh", "/srv/mosaic/adapters/pi/adapter.sh",
-      "--ro-bind", "/srv/mosaic/node_modules", "/srv/mosaic/node_modules",
-      "--ro-bind", "/run/mosaic/bus.sock", "/run/mosaic/bus.sock",
-      "--bind", ws, ws,
-      "--bind", `${ws}/.git`, `${ws}/.git`,
-      "--ro-bind", `${ws}/.git/hooks`, `${ws}/.git/hooks`,
-      "--ro-bind", `${ws}/.git/config`, `${ws}/.git/config`,
+      "bwrap",
+      "--unshare-user",
+      "--unshare-pid",
+      "--unshare-ipc",
+      "--unshare-net",
+      "--unshare-uts",
+      "--unshare-cgroup",
+      "--as-pid-1",
+      "--cap-drop",
+      "ALL",
+      "--disable-userns",
+      "--assert-userns-disabled",
+      "--new-session",
+      "--seccomp",
+      "3",
+      "--ro-bind",
+      "/usr",
+      "/usr",
+      "--symlink",
+      "usr/bin",
+      "/bin",
+      "--symlink",
+      "usr/lib",
+      "/lib",
+      "--symlink",
+      "usr/lib64",
+      "/lib64",
+      "--symlink",
+      "usr/sbin",
+      "/sbin",
+      "--ro-bind",
+      "/etc",
+      "/etc",
+      "--dev",
+      "/dev",
+      "--perms",
+      "1777",
+      "--size",
+      String(64 * 1024 * 1024),
+      "--tmpfs",
+      "/dev/shm",
+      "--proc",
+      "/proc",
+      "--ro-bind",
+      "/proc/sys",
+      "/proc/sys",
+      "--ro-bind",
+      facts.runnerNode,
+      facts.runnerNode,
+      "--ro-bind",
+      "/srv/mosaic/src/host/runner.ts",
+      "/srv/mosaic/src/host/runner.ts",
+      "--ro-bind",
+      "/srv/mosaic/src/host/tool-socket.ts",
+      "/srv/mosaic/src/host/tool-socket.ts",
+      "--ro-bind",
+      "/srv/mosaic/src/core/gate/decide.ts",
+      "/srv/mosaic/src/core/gate/decide.ts",
+      "--ro-bind",
+      "/srv/mosaic/adapters/pi/adapter.sh",
+      "/srv/mosaic/adapters/pi/adapter.sh",
+      "--ro-bind",
+      "/srv/mosaic/node_modules",
+      "/srv/mosaic/node_modules",
+      "--ro-bind",
+      "/run/mosaic/bus.sock",
+      "/run/mosaic/bus.sock",
+      "--bind",
+      ws,
+      ws,
+      "--bind",
+      `${ws}/.git`,
+      `${ws}/.git`,
+      "--ro-bind",
+      `${ws}/.git/hooks`,
+      `${ws}/.git/hooks`,
+      "--ro-bind",
+      `${ws}/.git/config`,
+      `${ws}/.git/config`,
       // .git/config.worktree and .git/commondir are absent and have no stand-in: any would break git.
-      ...[".git/info", ".git/worktrees", ".git/modules", ".gitmodules", ".gitattributes", ".lfsconfig", ".gitconfig", ".husky",
-        ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", ".github", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs",
-        ".cargo", "mise.toml", ".mise.toml", ".tool-versions", ".mcp.json", ".claude", ".pi", ".codex", ".agents", ".gemini", ".cursor"].flatMap(roEmpty),
-      "--ro-bind", `${ws}/.vscode`, `${ws}/.vscode`,
-      ...[".idea", ".devcontainer", ".envrc", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".ripgreprc"].flatMap(roEmpty),
-      "--bind", run, run,
-      "--ro-bind", `${run}/bundle`, `${run}/bundle`,
-      "--ro-bind", `${run}/session.json`, `${run}/session.json`,
-      "--ro-bind", `${run}/sock`, `${run}/sock`,
-      "--perms", "0700", "--size", String(64 * 1024 * 1024), "--tmpfs", `${run}/home`,
-      "--perms", "1777", "--size", String(256 * 1024 * 1024), "--tmpfs", "/tmp",
-      "--remount-ro", "/",
-      "--setenv", "HOME", `${run}/home`,
-      "--setenv", "TMPDIR", "/tmp",
-      "--chdir", run,
-      "--", "setpriv", "--pdeathsig", "KILL", "--", "prlimit", "--nproc=512", `--data=${2048 * 1024 * 1024}`, "--", facts.runnerNode, "/srv/mosaic/src/host/runner.ts", run,
+      ...[
+        ".git/info",
+        ".git/worktrees",
+        ".git/modules",
+        ".gitmodules",
+        ".gitattributes",
+        ".lfsconfig",
+        ".gitconfig",
+        ".husky",
+        ".pre-commit-config.yaml",
+        "lefthook.yml",
+        ".lefthook.yml",
+        ".github",
+        ".npmrc",
+        ".yarnrc",
+        ".yarnrc.yml",
+        ".pnpmfile.cjs",
+        ".cargo",
+        "mise.toml",
+        ".mise.toml",
+        ".tool-versions",
+        ".mcp.json",
+        ".claude",
+        ".pi",
+        ".codex",
+        ".agents",
+        ".gemini",
+        ".cursor",
+      ].flatMap(roEmpty),
+      "--ro-bind",
+      `${ws}/.vscode`,
+      `${ws}/.vscode`,
+      ...[
+        ".idea",
+        ".devcontainer",
+        ".envrc",
+        ".bashrc",
+        ".bash_profile",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".ripgreprc",
+      ].flatMap(roEmpty),
+      "--bind",
+      run,
+      run,
+      "--ro-bind",
+      `${run}/bundle`,
+      `${run}/bundle`,
+      "--ro-bind",
+      `${run}/session.json`,
+      `${run}/session.json`,
+      "--ro-bind",
+      `${run}/sock`,
+      `${run}/sock`,
+      "--perms",
+      "0700",
+      "--size",
+      String(64 * 1024 * 1024),
+      "--tmpfs",
+      `${run}/home`,
+      "--perms",
+      "1777",
+      "--size",
+      String(256 * 1024 * 1024),
+      "--tmpfs",
+      "/tmp",
+      "--remount-ro",
+      "/",
+      "--setenv",
+      "HOME",
+      `${run}/home`,
+      "--setenv",
+      "TMPDIR",
+      "/tmp",
+      "--chdir",
+      run,
+      "--",
+      "setpriv",
+      "--pdeathsig",
+      "KILL",
+      "--",
+      "prlimit",
+      "--nproc=512",
+      `--data=${2048 * 1024 * 1024}`,
+      "--",
+      facts.runnerNode,
+      "/srv/mosaic/src/host/runner.ts",
+      run,
     ]);
   });
 });
@@ -232,7 +479,14 @@ describe("a root caller's command", () => {
     const root = HOST_LAYOUTS["root-caller"]!.facts;
     const user = HOST_LAYOUTS["merged-usr"]!.facts;
     const argv = bwrapArgv(spec, root, binds(spec, root, fixtureWorkspaceView(spec)));
-    expect(sessionCommand(root, argv), "the drop, then bwrap's argv unchanged").toEqual(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", ...argv]);
+    expect(sessionCommand(root, argv), "the drop, then bwrap's argv unchanged").toEqual([
+      "setpriv",
+      "--reuid=65534",
+      "--regid=65534",
+      "--clear-groups",
+      "--",
+      ...argv,
+    ]);
     const userArgv = bwrapArgv(spec, user, binds(spec, user, fixtureWorkspaceView(spec)));
     expect(sessionCommand(user, userArgv), "a user caller runs bwrap as itself").toEqual(userArgv);
   });

@@ -21,9 +21,16 @@ describe("makeSessionCgroups", () => {
     const memory = join(root, "v1/memory/mosaic-sessions");
     const dirs = makeSessionCgroups({ pids, memory }, "run-1");
     expect(dirs, "one cgroup per hierarchy").toEqual([join(pids, "run-1"), join(memory, "run-1")]);
-    expect(read(join(pids, "run-1/pids.max")), "the session's tasks are bounded").toBe(String(SESSION_LIMITS.tasks.value));
-    expect(read(join(memory, "run-1/memory.limit_in_bytes")), "the session's memory as a whole is bounded").toBe(String(SESSION_LIMITS.memoryBytes.value));
-    expect(existsSync(join(memory, "run-1/memory.memsw.limit_in_bytes")), "swap accounting missing on this host: skipped, not failed").toBe(false);
+    expect(read(join(pids, "run-1/pids.max")), "the session's tasks are bounded").toBe(
+      String(SESSION_LIMITS.tasks.value),
+    );
+    expect(read(join(memory, "run-1/memory.limit_in_bytes")), "the session's memory as a whole is bounded").toBe(
+      String(SESSION_LIMITS.memoryBytes.value),
+    );
+    expect(
+      existsSync(join(memory, "run-1/memory.memsw.limit_in_bytes")),
+      "swap accounting missing on this host: skipped, not failed",
+    ).toBe(false);
   });
   it("cgroup v2: one cgroup with both bounds, the controllers enabled for it", () => {
     const hier = join(root, "v2");
@@ -43,13 +50,28 @@ describe("makeSessionCgroups", () => {
       { dir: join(v1, "pids"), type: "cgroup", options: ["rw", "pids"] },
       { dir: join(v1, "memory"), type: "cgroup", options: ["rw", "memory"] },
     ];
-    expect(findSessionCgroupBases(mounts)).toEqual({ pids: join(v1, "pids/mosaic-sessions"), memory: join(v1, "memory/mosaic-sessions") });
+    expect(findSessionCgroupBases(mounts)).toEqual({
+      pids: join(v1, "pids/mosaic-sessions"),
+      memory: join(v1, "memory/mosaic-sessions"),
+    });
     expect(findSessionCgroupBases([])).toEqual({ pids: null, memory: null });
   });
   it("a sandbox joins every cgroup before it execs the command; with none, the command runs as it is", () => {
-    expect(joinCgroups([], ["setpriv", "--", "bwrap"]), "no cgroup: nothing in front").toEqual(["setpriv", "--", "bwrap"]);
+    expect(joinCgroups([], ["setpriv", "--", "bwrap"]), "no cgroup: nothing in front").toEqual([
+      "setpriv",
+      "--",
+      "bwrap",
+    ]);
     const cmd = joinCgroups(["/cg/pids/x/cgroup.procs", "/cg/memory/x/cgroup.procs"], ["bwrap", "--", "true"]);
     expect(cmd.slice(0, 2), "a shell joins first").toEqual(["/bin/sh", "-c"]);
-    expect(cmd.slice(3), "each cgroup.procs, then the command").toEqual(["sh", "/cg/pids/x/cgroup.procs", "/cg/memory/x/cgroup.procs", "--", "bwrap", "--", "true"]);
+    expect(cmd.slice(3), "each cgroup.procs, then the command").toEqual([
+      "sh",
+      "/cg/pids/x/cgroup.procs",
+      "/cg/memory/x/cgroup.procs",
+      "--",
+      "bwrap",
+      "--",
+      "true",
+    ]);
   });
 });

@@ -1,12 +1,25 @@
 import { constants } from "node:os";
 import { describe, expect, it } from "vitest";
 import { ENV_ALLOW, FOUNDER_ENV, founderVariables, sessionEnv } from "../src/core/session/env.ts";
-import { SESSION_CREDENTIALS, credentialVariableNames, hasSessionCredential, presentCredentialSet } from "../src/core/session/credentials.ts";
+import {
+  SESSION_CREDENTIALS,
+  credentialVariableNames,
+  hasSessionCredential,
+  presentCredentialSet,
+} from "../src/core/session/credentials.ts";
 import { RUNNER_EXITS, launchEndReason, sessionExit } from "../src/core/session/exit.ts";
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 import { loadBaseline } from "../src/conformance/baselines/baselines.ts";
 import { loadEnvNamesBaseline } from "../src/conformance/baselines/claude-env-names.ts";
-import { FOUNDER_ENV_ORACLE, MAY_REACH_SESSION, NEVER_REACH_SESSION, SEED_CREDENTIAL_SETS, SEED_FOUNDER_ENV, SEED_RUNNER_EXITS, SEED_SESSION_EXIT } from "./oracles/seed-tables.ts";
+import {
+  FOUNDER_ENV_ORACLE,
+  MAY_REACH_SESSION,
+  NEVER_REACH_SESSION,
+  SEED_CREDENTIAL_SETS,
+  SEED_FOUNDER_ENV,
+  SEED_RUNNER_EXITS,
+  SEED_SESSION_EXIT,
+} from "./oracles/seed-tables.ts";
 
 const STAND_IN = "stand-in-value";
 
@@ -20,8 +33,15 @@ describe("runner exits (seed 000)", () => {
     expect(launchEndReason(99)).toBe("failed");
   });
   it("golden", async () => {
-    await matchGolden("session", "runner-exits", "txt", "runner exit code → launch end reason (seed 000)",
-      ["code | meaning | end reason", ...RUNNER_EXITS.map((e) => `${e.code} | ${e.meaning} | ${e.endReason}`)].join("\n"));
+    await matchGolden(
+      "session",
+      "runner-exits",
+      "txt",
+      "runner exit code → launch end reason (seed 000)",
+      ["code | meaning | end reason", ...RUNNER_EXITS.map((e) => `${e.code} | ${e.meaning} | ${e.endReason}`)].join(
+        "\n",
+      ),
+    );
   });
 });
 
@@ -40,16 +60,26 @@ describe("sessionExit (seed 002)", () => {
   });
   it("128+n is signal n for every Linux signal, by node's own signal numbers", () => {
     for (let n = 1; n <= 31; n++) {
-      const names = Object.entries(constants.signals).filter(([, v]) => v === n).map(([k]) => k);
+      const names = Object.entries(constants.signals)
+        .filter(([, v]) => v === n)
+        .map(([k]) => k);
       expect(names.length, `node knows signal ${n}`).toBeGreaterThan(0);
       const got = sessionExit(128 + n, null);
-      expect(got.kind === "signal" && names.includes(got.signal) && got.ending, `exit ${128 + n} is ${names.join("/")}, killed`).toBe("killed");
+      expect(
+        got.kind === "signal" && names.includes(got.signal) && got.ending,
+        `exit ${128 + n} is ${names.join("/")}, killed`,
+      ).toBe("killed");
     }
   });
   it("golden", async () => {
     const codes = [0, 1, 2, 20, 21, 22, 23, 128, 129, 130, 137, 143, 159, 160, 255];
-    await matchGolden("session", "session-exit", "txt", "bwrap exit code → how the session ended",
-      codes.map((c) => `${c} → ${JSON.stringify(sessionExit(c, null))}`).join("\n"));
+    await matchGolden(
+      "session",
+      "session-exit",
+      "txt",
+      "bwrap exit code → how the session ended",
+      codes.map((c) => `${c} → ${JSON.stringify(sessionExit(c, null))}`).join("\n"),
+    );
   });
 });
 
@@ -72,7 +102,9 @@ describe("session credentials (seed 002)", () => {
     expect(hasSessionCredential(env)).toBe(false);
   });
   it("reports which set, never a value", () => {
-    expect(presentCredentialSet({ ANTHROPIC_AUTH_TOKEN: STAND_IN, ANTHROPIC_BASE_URL: "http://127.0.0.1:9" })).toBe("proxy");
+    expect(presentCredentialSet({ ANTHROPIC_AUTH_TOKEN: STAND_IN, ANTHROPIC_BASE_URL: "http://127.0.0.1:9" })).toBe(
+      "proxy",
+    );
   });
   it("no credential variable reaches the session: the host's proxy adds the real one", () => {
     const allowed = new Set(ENV_ALLOW.map((e) => e.name));
@@ -82,14 +114,30 @@ describe("session credentials (seed 002)", () => {
     expect(sessionEnv({ ...host, PATH: "/usr/bin" }), "sessionEnv passes none of them").toEqual({ PATH: "/usr/bin" });
   });
   it("golden", async () => {
-    await matchGolden("session", "credentials", "txt", "SESSION_CREDENTIALS: a set counts only when every variable is set and non-empty",
-      ["set | variables | why", ...SESSION_CREDENTIALS.map((s) => `${s.label} | ${s.names.join(" + ")} | ${s.why}`)].join("\n"));
+    await matchGolden(
+      "session",
+      "credentials",
+      "txt",
+      "SESSION_CREDENTIALS: a set counts only when every variable is set and non-empty",
+      [
+        "set | variables | why",
+        ...SESSION_CREDENTIALS.map((s) => `${s.label} | ${s.names.join(" + ")} | ${s.why}`),
+      ].join("\n"),
+    );
   });
 });
 
 describe("session environment", () => {
   const founderHost = Object.fromEntries(FOUNDER_ENV.map((e) => [e.name, STAND_IN]));
-  const host = { ...founderHost, PATH: "/usr/bin:/bin", LANG: "C.UTF-8", HOME: "/home/founder", TMPDIR: "/tmp", ANTHROPIC_API_KEY: STAND_IN, EDITOR: "vi" };
+  const host = {
+    ...founderHost,
+    PATH: "/usr/bin:/bin",
+    LANG: "C.UTF-8",
+    HOME: "/home/founder",
+    TMPDIR: "/tmp",
+    ANTHROPIC_API_KEY: STAND_IN,
+    EDITOR: "vi",
+  };
 
   it("FOUNDER_ENV holds the seed's variables", () => {
     const names = FOUNDER_ENV.map((e) => e.name);
@@ -100,7 +148,9 @@ describe("session environment", () => {
     for (const n of FOUNDER_ENV_ORACLE) {
       expect(names, `${n} is a founder variable`).toContain(n);
       expect(founderVariables({ PATH: "/usr/bin", [n]: "" }), `${n} set empty is found`).toEqual([n]);
-      expect(sessionEnv({ PATH: "/usr/bin", [n]: STAND_IN }), `${n} does not reach the session`).toEqual({ PATH: "/usr/bin" });
+      expect(sessionEnv({ PATH: "/usr/bin", [n]: STAND_IN }), `${n} does not reach the session`).toEqual({
+        PATH: "/usr/bin",
+      });
     }
   });
   it("no founder variable is allowed through", () => {
@@ -116,10 +166,20 @@ describe("session environment", () => {
     expect(founderVariables({ PATH: "/usr/bin" })).toEqual([]);
   });
   it("goldens", async () => {
-    await matchGolden("session", "env-allow", "txt", "ENV_ALLOW: the only host variables a session gets",
-      ["variable | why", ...ENV_ALLOW.map((e) => `${e.name} | ${e.why}`)].join("\n"));
-    await matchGolden("session", "founder-env", "txt", "FOUNDER_ENV: variables that must never reach a session",
-      ["variable | why", ...FOUNDER_ENV.map((e) => `${e.name} | ${e.why}`)].join("\n"));
+    await matchGolden(
+      "session",
+      "env-allow",
+      "txt",
+      "ENV_ALLOW: the only host variables a session gets",
+      ["variable | why", ...ENV_ALLOW.map((e) => `${e.name} | ${e.why}`)].join("\n"),
+    );
+    await matchGolden(
+      "session",
+      "founder-env",
+      "txt",
+      "FOUNDER_ENV: variables that must never reach a session",
+      ["variable | why", ...FOUNDER_ENV.map((e) => `${e.name} | ${e.why}`)].join("\n"),
+    );
   });
 });
 
@@ -133,14 +193,27 @@ describe("session environment against names that look allowed", () => {
     for (const n of NEVER_REACH_SESSION) expect(allowed().has(n), `${JSON.stringify(n)} is on ENV_ALLOW`).toBe(false);
     const host = Object.fromEntries(NEVER_REACH_SESSION.map((n) => [n, STAND_IN]));
     expect(sessionEnv(host), "sessionEnv passes none of them").toEqual({});
-    expect(sessionEnv({ ...host, PATH: "/usr/bin" }), "positive control: PATH itself passes").toEqual({ PATH: "/usr/bin" });
+    expect(sessionEnv({ ...host, PATH: "/usr/bin" }), "positive control: PATH itself passes").toEqual({
+      PATH: "/usr/bin",
+    });
   });
   it("every ANTHROPIC_* and CLAUDE_* name in Claude Code, and every twin of an allowed name, passes only when ENV_ALLOW names it exactly", () => {
     const baseline = loadEnvNamesBaseline();
     expect(baseline.version, "read off the pinned Claude Code").toBe(loadBaseline("claude-code")!.version);
     expect(baseline.names.length, "names read off the binary").toBeGreaterThan(500);
-    const twins = ENV_ALLOW.flatMap(({ name }) => [name.toLowerCase(), `${name}_`, `_${name}`, `${name}2`, `${name}_FILE`, `${name} `, ` ${name}`, `MOSAIC_${name}`]);
-    const candidates = [...new Set([...baseline.names, ...twins, ...NEVER_REACH_SESSION, ...ENV_ALLOW.map((e) => e.name)])];
+    const twins = ENV_ALLOW.flatMap(({ name }) => [
+      name.toLowerCase(),
+      `${name}_`,
+      `_${name}`,
+      `${name}2`,
+      `${name}_FILE`,
+      `${name} `,
+      ` ${name}`,
+      `MOSAIC_${name}`,
+    ]);
+    const candidates = [
+      ...new Set([...baseline.names, ...twins, ...NEVER_REACH_SESSION, ...ENV_ALLOW.map((e) => e.name)]),
+    ];
     const passed = Object.keys(sessionEnv(Object.fromEntries(candidates.map((n) => [n, STAND_IN])))).sort();
     expect(passed, "only the exact names of ENV_ALLOW").toEqual(candidates.filter((n) => allowed().has(n)).sort());
     expect(passed.length, "positive control: every ENV_ALLOW name passes").toBe(ENV_ALLOW.length);

@@ -11,7 +11,10 @@ const FIXTURES = join(REPO_ROOT, "contract/fixtures/junit");
 const SKIPPY = join(FIXTURES, "skip-and-todo.xml");
 const CLEAN = join(FIXTURES, "all-ran.xml");
 const check = (env: NodeJS.ProcessEnv, ...reports: string[]) =>
-  spawnSync(process.execPath, [join(REPO_ROOT, "scripts/skips-check.ts"), ...reports], { encoding: "utf8", env: { PATH: process.env.PATH, ...env } });
+  spawnSync(process.execPath, [join(REPO_ROOT, "scripts/skips-check.ts"), ...reports], {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH, ...env },
+  });
 
 describe("no tier passes CI on a skipped or todo test", () => {
   it("reads every test case, its file and whether it was skipped", () => {
@@ -24,9 +27,14 @@ describe("no tier passes CI on a skipped or todo test", () => {
     ]);
   });
   it("names each skip and todo, a missing report and an empty one; nothing for a whole run", () => {
-    expect(findSkipProblems("t.xml", readFileSync(SKIPPY, "utf8"))).toEqual(["t.xml: skipped or todo: a.test.ts > tier > is skipped", "t.xml: skipped or todo: a.test.ts > tier > is todo"]);
+    expect(findSkipProblems("t.xml", readFileSync(SKIPPY, "utf8"))).toEqual([
+      "t.xml: skipped or todo: a.test.ts > tier > is skipped",
+      "t.xml: skipped or todo: a.test.ts > tier > is todo",
+    ]);
     expect(findSkipProblems("t.xml", null)).toEqual([expect.stringMatching(/no report/)]);
-    expect(findSkipProblems("t.xml", '<?xml version="1.0"?>\n<testsuites tests="0">\n</testsuites>\n')).toEqual([expect.stringMatching(/no test case/)]);
+    expect(findSkipProblems("t.xml", '<?xml version="1.0"?>\n<testsuites tests="0">\n</testsuites>\n')).toEqual([
+      expect.stringMatching(/no test case/),
+    ]);
     expect(findSkipProblems("t.xml", readFileSync(CLEAN, "utf8"))).toEqual([]);
   });
   it("the script fails under CI=true on a skip (positive control) and passes on a whole run", () => {

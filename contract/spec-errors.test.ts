@@ -15,14 +15,21 @@ const good = ROLE_CASES["pi-coder"]!.spec;
 const EMPTY_WORKSPACE: FsView = { lstat: () => ({ kind: "missing" }) };
 
 /** Each bad spec, the field the error must name, and its code. */
-const BAD: ReadonlyArray<[name: string, patch: Partial<Record<keyof SandboxSpec, unknown>>, field: string, code: string]> = [
+const BAD: ReadonlyArray<
+  [name: string, patch: Partial<Record<keyof SandboxSpec, unknown>>, field: string, code: string]
+> = [
   ["relative workspace", { workspace: "work/ws" }, "workspace", "not-normal-absolute"],
   ["non-normalised run dir", { runDir: "/srv/mosaic-data/runs/../runs/r1" }, "runDir", "not-normal-absolute"],
   ["trailing slash", { workspace: "/srv/ws/" }, "workspace", "not-normal-absolute"],
   ["double slash", { adapter: "/srv//a.sh" }, "adapter", "not-normal-absolute"],
   ["newline in a path", { workspace: "/srv/ws\n--bind / /" }, "workspace", "control-char"],
   ["NUL in a path", { runDir: "/srv/run\0x" }, "runDir", "control-char"],
-  ["newline in a runner file", { runnerFiles: ["/srv/mosaic/src/host/runner.ts", "/srv/a\nb"] }, "runnerFiles[1]", "control-char"],
+  [
+    "newline in a runner file",
+    { runnerFiles: ["/srv/mosaic/src/host/runner.ts", "/srv/a\nb"] },
+    "runnerFiles[1]",
+    "control-char",
+  ],
   ["workspace inside the run dir", { workspace: `${good.runDir}/ws` }, "workspace", "workspace-in-run"],
   ["run dir inside the workspace", { runDir: `${good.workspace}/run` }, "runDir", "run-in-workspace"],
   ["same workspace and run dir", { runDir: good.workspace }, "workspace", "workspace-in-run"],
@@ -38,8 +45,18 @@ const BAD: ReadonlyArray<[name: string, patch: Partial<Record<keyof SandboxSpec,
   ["workspace is the host HOME", { workspace: "/home/founder" }, "workspace", "contains-home"],
   ["run dir holds the host HOME", { runDir: "/home" }, "runDir", "contains-home"],
   ["runner not among the runner files", { runner: "/srv/mosaic/src/other.ts" }, "runner", "runner-not-bound"],
-  ["run dir whose sockets would pass 107 bytes", { runDir: `/srv/mosaic-data/runs/${"r".repeat(70)}` }, "runDir", "socket-path-too-long"],
-  ["broker socket of 108 bytes", { brokerSocket: `/srv/${"b".repeat(98)}.sock` }, "brokerSocket", "socket-path-too-long"],
+  [
+    "run dir whose sockets would pass 107 bytes",
+    { runDir: `/srv/mosaic-data/runs/${"r".repeat(70)}` },
+    "runDir",
+    "socket-path-too-long",
+  ],
+  [
+    "broker socket of 108 bytes",
+    { brokerSocket: `/srv/${"b".repeat(98)}.sock` },
+    "brokerSocket",
+    "socket-path-too-long",
+  ],
 ];
 
 function attempt(spec: SandboxSpec): MosaicError {
@@ -70,11 +87,15 @@ describe("a bad spec gets a typed error naming the field, and no binds", () => {
 
 describe("socket paths at the kernel's limit", () => {
   it("a run dir whose tools.sock is exactly 107 bytes plans; one byte more is refused", () => {
-    const runDir = (n: number) => `/srv/mosaic-data/runs/${"r".repeat(n - "/srv/mosaic-data/runs//sock/tools.sock".length)}`;
+    const runDir = (n: number) =>
+      `/srv/mosaic-data/runs/${"r".repeat(n - "/srv/mosaic-data/runs//sock/tools.sock".length)}`;
     const fits = { ...good, runDir: runDir(MAX_SOCKET_PATH_BYTES) };
     expect(runSockets(fits.runDir).tools.length).toBe(MAX_SOCKET_PATH_BYTES);
     expect(binds(fits, facts, fixtureWorkspaceView(fits)).length, "107 bytes fits").toBeGreaterThan(0);
-    expect(attempt({ ...good, runDir: runDir(MAX_SOCKET_PATH_BYTES + 1) })).toMatchObject({ code: "socket-path-too-long", field: "runDir" });
+    expect(attempt({ ...good, runDir: runDir(MAX_SOCKET_PATH_BYTES + 1) })).toMatchObject({
+      code: "socket-path-too-long",
+      field: "runDir",
+    });
   });
   it("bytes, not characters: a run dir of multi-byte names is measured in UTF-8", () => {
     const runDir = `/srv/mosaic-data/runs/${"é".repeat(40)}`;
@@ -85,12 +106,22 @@ describe("socket paths at the kernel's limit", () => {
 
 describe("host facts the sandbox cannot honour", () => {
   it("node under /tmp is refused: the private /tmp would hide it", () => {
-    const onTmp = { ...facts, node: { path: "/tmp/ci/node_modules/node/bin/node", realPath: "/tmp/ci/node_modules/node/bin/node" } };
-    expect(() => binds(good, onTmp, fixtureWorkspaceView(good))).toThrowError(expect.objectContaining({ code: "under-tmp", field: "hostFacts.node" }));
-    expect(binds(good, facts, fixtureWorkspaceView(good)).length, "positive control: the same spec with node outside /tmp plans").toBeGreaterThan(0);
+    const onTmp = {
+      ...facts,
+      node: { path: "/tmp/ci/node_modules/node/bin/node", realPath: "/tmp/ci/node_modules/node/bin/node" },
+    };
+    expect(() => binds(good, onTmp, fixtureWorkspaceView(good))).toThrowError(
+      expect.objectContaining({ code: "under-tmp", field: "hostFacts.node" }),
+    );
+    expect(
+      binds(good, facts, fixtureWorkspaceView(good)).length,
+      "positive control: the same spec with node outside /tmp plans",
+    ).toBeGreaterThan(0);
   });
   it("the runner's node under /tmp is refused too", () => {
-    expect(() => binds(good, { ...facts, runnerNode: "/tmp/state/runner-node/node" }, fixtureWorkspaceView(good))).toThrowError(expect.objectContaining({ code: "under-tmp", field: "hostFacts.runnerNode" }));
+    expect(() =>
+      binds(good, { ...facts, runnerNode: "/tmp/state/runner-node/node" }, fixtureWorkspaceView(good)),
+    ).toThrowError(expect.objectContaining({ code: "under-tmp", field: "hostFacts.runnerNode" }));
   });
 });
 

@@ -22,14 +22,17 @@ afterAll(async () => {
   scratch?.remove();
 });
 
-const call = (tool = "send_message", args: unknown = { to: "acme-pm", body: "hi" }, timeoutMs = 2_000) => callTool(stand.path, tool, args, { timeoutMs });
+const call = (tool = "send_message", args: unknown = { to: "acme-pm", body: "hi" }, timeoutMs = 2_000) =>
+  callTool(stand.path, tool, args, { timeoutMs });
 
 describe("callTool over a real Unix socket", () => {
   it("sends the catalog name and args, and a success reads as the result's JSON", async () => {
     reply = () => ({ ok: true, result: { id: "m-1" } });
     const before = stand.requests.length;
     expect(await call()).toEqual({ ok: true, text: '{"id":"m-1"}' });
-    expect(stand.requests.slice(before)).toEqual([{ id: expect.any(Number), tool: "send_message", args: { to: "acme-pm", body: "hi" } }]);
+    expect(stand.requests.slice(before)).toEqual([
+      { id: expect.any(Number), tool: "send_message", args: { to: "acme-pm", body: "hi" } },
+    ]);
   });
   it("a refusal reaches the caller verbatim, as a failure", async () => {
     reply = () => ({ ok: false, error: "refused: acme-x is not an instance this role may message" });
@@ -40,30 +43,46 @@ describe("callTool over a real Unix socket", () => {
     for (const path of [undefined, ""]) {
       const out = await callTool(path, "send_message", {});
       expect(out.ok).toBe(false);
-      expect(out.text).toBe("refused: MOSAIC_TOOL_SOCKET is not set, so there is no runner's tool socket to call; the call was not made");
+      expect(out.text).toBe(
+        "refused: MOSAIC_TOOL_SOCKET is not set, so there is no runner's tool socket to call; the call was not made",
+      );
     }
     expect(stand.requests.length).toBe(before);
   });
   it("a socket that does not exist: refused, the call was not made", async () => {
     const missing = join(scratch.root, "gone.sock");
-    expect(await callTool(missing, "send_message", {})).toEqual({ ok: false, text: `refused: the runner's tool socket ${missing} does not exist (the runner is not serving it); the call was not made` });
+    expect(await callTool(missing, "send_message", {})).toEqual({
+      ok: false,
+      text: `refused: the runner's tool socket ${missing} does not exist (the runner is not serving it); the call was not made`,
+    });
   });
   it("a path no one listens on: refused, the call was not made", async () => {
     const dead = join(scratch.root, "dead.sock");
     writeFileSync(dead, "");
     const out = await callTool(dead, "send_message", {});
     expect(out.ok).toBe(false);
-    expect(out.text).toBe(`refused: the runner's tool socket ${dead} refused the connection (no runner is listening); the call was not made`);
+    expect(out.text).toBe(
+      `refused: the runner's tool socket ${dead} refused the connection (no runner is listening); the call was not made`,
+    );
   });
   it("a runner that never answers: refused after the timeout, and the call never hangs", async () => {
     reply = () => ({ silent: true });
-    const out = await Promise.race([call("send_message", {}, 150), new Promise((ok) => setTimeout(() => ok("hung"), 3_000))]);
+    const out = await Promise.race([
+      call("send_message", {}, 150),
+      new Promise((ok) => setTimeout(() => ok("hung"), 3_000)),
+    ]);
     expect(out, "the timeout ends the call").not.toBe("hung");
-    expect(out).toEqual({ ok: false, text: "refused: the runner's tool socket did not answer within 150 ms; the call did not complete" });
+    expect(out).toEqual({
+      ok: false,
+      text: "refused: the runner's tool socket did not answer within 150 ms; the call did not complete",
+    });
   });
   it("a runner that hangs up without an answer: refused", async () => {
     reply = () => ({ hangUp: true });
-    expect(await call()).toEqual({ ok: false, text: "refused: the runner's tool socket closed the connection without an answer; the call did not complete" });
+    expect(await call()).toEqual({
+      ok: false,
+      text: "refused: the runner's tool socket closed the connection without an answer; the call did not complete",
+    });
   });
   it("garbage, bad UTF-8, an over-long line or another request's answer: refused, never a success", async () => {
     const cases: Array<[StandInAnswer, RegExp]> = [
@@ -98,7 +117,9 @@ describe("the tool socket stand-in speaks the protocol", () => {
           ok(got.split("\n").slice(0, 4));
         }
       });
-      s.write('{"id":"a","tool":"read_task","args":{"task":"1"}}\n{"id":"b","tool":"read_task","args":{"task":"2"}}\nnot json\n{"id":"c","tool":"read_task","args":[]}\n');
+      s.write(
+        '{"id":"a","tool":"read_task","args":{"task":"1"}}\n{"id":"b","tool":"read_task","args":{"task":"2"}}\nnot json\n{"id":"c","tool":"read_task","args":[]}\n',
+      );
     });
     expect(lines.map((l) => JSON.parse(l))).toEqual([
       { id: "a", ok: true, result: { task: "1" } },

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { BUNDLE_VERSION } from "../src/core/bundle/plan-bundle.ts";
 import { renderTools, selectTools } from "../src/core/tools/catalog.ts";
-import { MAX_ANSWER_BYTES, failClosed, readToolAnswer, renderToolRequest, type SocketProblem } from "../src/core/tools/tool-wire.ts";
+import {
+  MAX_ANSWER_BYTES,
+  failClosed,
+  readToolAnswer,
+  renderToolRequest,
+  type SocketProblem,
+} from "../src/core/tools/tool-wire.ts";
 import { TOOLS_FILE_VERSION, findTool, notATypedTool, parseToolsFile } from "../src/core/tools/tools-file.ts";
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 
@@ -15,22 +21,39 @@ describe("the tool socket's wire format, as the typed-tool clients speak it", ()
     expect(JSON.parse(line)).toEqual({ id: 7, tool: "send_message", args: { to: "acme-pm", body: "hi\nthere" } });
   });
   it("args that are not an object go as {}: the runner refuses them by schema, not by a bad request", () => {
-    for (const args of [undefined, null, [1], "x", 3]) expect(JSON.parse(renderToolRequest(1, "read_task", args)).args).toEqual({});
+    for (const args of [undefined, null, [1], "x", 3])
+      expect(JSON.parse(renderToolRequest(1, "read_task", args)).args).toEqual({});
   });
   it("ok: true with this request's id reads as the result's JSON", () => {
-    expect(readToolAnswer(answer({ id: 3, ok: true, result: { id: "m-1" } }), 3)).toEqual({ ok: true, text: '{"id":"m-1"}' });
+    expect(readToolAnswer(answer({ id: 3, ok: true, result: { id: "m-1" } }), 3)).toEqual({
+      ok: true,
+      text: '{"id":"m-1"}',
+    });
     expect(readToolAnswer(answer({ id: 3, ok: true, result: null }), 3)).toEqual({ ok: true, text: "null" });
     expect(readToolAnswer(answer({ id: 3, ok: true, result: "sent" }), 3)).toEqual({ ok: true, text: '"sent"' });
   });
   it("ok: false reads as its error verbatim, with this id or null", () => {
-    expect(readToolAnswer(answer({ id: 3, ok: false, error: "refused: acme-x is not an instance" }), 3)).toEqual({ ok: false, text: "refused: acme-x is not an instance" });
-    expect(readToolAnswer(answer({ id: null, ok: false, error: "bad request: not JSON" }), 3)).toEqual({ ok: false, text: "bad request: not JSON" });
+    expect(readToolAnswer(answer({ id: 3, ok: false, error: "refused: acme-x is not an instance" }), 3)).toEqual({
+      ok: false,
+      text: "refused: acme-x is not an instance",
+    });
+    expect(readToolAnswer(answer({ id: null, ok: false, error: "bad request: not JSON" }), 3)).toEqual({
+      ok: false,
+      text: "bad request: not JSON",
+    });
   });
   it("an answer without a literal ok: true is never a success", () => {
-    for (const a of [{ id: 3, result: { id: "m-1" } }, { id: 3, ok: "true", result: 1 }, { id: 3, ok: 1, result: 1 }, { id: 3, ok: null, result: 1 }]) {
+    for (const a of [
+      { id: 3, result: { id: "m-1" } },
+      { id: 3, ok: "true", result: 1 },
+      { id: 3, ok: 1, result: 1 },
+      { id: 3, ok: null, result: 1 },
+    ]) {
       const out = readToolAnswer(answer(a), 3);
       expect(out.ok, `${JSON.stringify(a)} is not a success`).toBe(false);
-      expect(out.text).toMatch(/^refused: the runner's tool socket sent an answer that is not a tool answer \(ok is neither true nor false\)/);
+      expect(out.text).toMatch(
+        /^refused: the runner's tool socket sent an answer that is not a tool answer \(ok is neither true nor false\)/,
+      );
     }
   });
   it("a success for another request is not this call's success", () => {
@@ -79,13 +102,21 @@ describe("the tool socket's wire format, as the typed-tool clients speak it", ()
     expect(failClosed({ kind: "too-long" }).text).toContain(String(MAX_ANSWER_BYTES));
   });
   it("golden: what the model sees for each failure", async () => {
-    await matchGolden("tools", "fail-closed", "txt", "the model's text when a typed tool call cannot be made or trusted: problem → text",
-      PROBLEMS.map((p) => `${p.kind}${"code" in p ? ` ${p.code}` : ""} → ${failClosed(p).text}`).join("\n"));
+    await matchGolden(
+      "tools",
+      "fail-closed",
+      "txt",
+      "the model's text when a typed tool call cannot be made or trusted: problem → text",
+      PROBLEMS.map((p) => `${p.kind}${"code" in p ? ` ${p.code}` : ""} → ${failClosed(p).text}`).join("\n"),
+    );
   });
 });
 
 describe("tools.json as the typed-tool clients read it", () => {
-  const planned = () => ({ version: BUNDLE_VERSION, tools: renderTools(selectTools(["message.send"]), (n) => `mcp__mosaic__${n}`) as Array<Record<string, unknown>> });
+  const planned = () => ({
+    version: BUNDLE_VERSION,
+    tools: renderTools(selectTools(["message.send"]), (n) => `mcp__mosaic__${n}`) as Array<Record<string, unknown>>,
+  });
   it("reads the bundle's own tools.json, entry for entry", () => {
     expect(TOOLS_FILE_VERSION).toBe(BUNDLE_VERSION);
     const file = parseToolsFile(JSON.stringify(planned()));
@@ -103,9 +134,15 @@ describe("tools.json as the typed-tool clients read it", () => {
       [() => "{", /not JSON/],
       [(d) => ({ ...d, version: 2 }), /version 2 is not 1/],
       [(d) => ({ ...d, tools: {} }), /tools is not a list/],
-      [(d) => ({ ...d, tools: [...d.tools, { ...d.tools[0], name: "Send-Message" }] }), /tools\[5\]: name "Send-Message" is not a catalog name/],
+      [
+        (d) => ({ ...d, tools: [...d.tools, { ...d.tools[0], name: "Send-Message" }] }),
+        /tools\[5\]: name "Send-Message" is not a catalog name/,
+      ],
       [(d) => ({ ...d, tools: [...d.tools, d.tools[0]] }), /tools\[5\]: read_messages is listed twice/],
-      [(d) => ({ ...d, tools: [{ ...d.tools[0], inputSchema: { type: "string" } }] }), /tools\[0\]: inputSchema is not a JSON Schema of an object/],
+      [
+        (d) => ({ ...d, tools: [{ ...d.tools[0], inputSchema: { type: "string" } }] }),
+        /tools\[0\]: inputSchema is not a JSON Schema of an object/,
+      ],
       [(d) => ({ ...d, tools: [{ ...d.tools[0], harnessName: 3 }] }), /tools\[0\]: harnessName/],
       [(d) => ({ ...d, tools: [{ ...d.tools[0], description: null }] }), /tools\[0\]: description/],
     ];

@@ -22,7 +22,10 @@ describe("typed tool catalog (seed 000, Typed tools)", () => {
   });
   it("a tool an action grants calls that action's verb; the tools every session gets call only reads and decision.raise", () => {
     for (const t of TOOL_CATALOG) {
-      if ("action" in t.grant) expect(t.via, t.name).toEqual(t.grant.action === "launch" ? { launchSocket: true } : { broker: t.grant.action });
+      if ("action" in t.grant)
+        expect(t.via, t.name).toEqual(
+          t.grant.action === "launch" ? { launchSocket: true } : { broker: t.grant.action },
+        );
     }
     // Hand-typed: what a session holding no action can reach on the bus.
     expect(selectTools([]).map((t) => [t.name, t.via])).toEqual([
@@ -40,13 +43,27 @@ describe("typed tool catalog (seed 000, Typed tools)", () => {
     expect(actionsWithoutTool(["payroll.run", "message.send", "a.b", "payroll.run"])).toEqual(["a.b", "payroll.run"]);
   });
   it("tools.json entries carry a strict JSON Schema", () => {
-    const [entry] = renderTools(selectTools(["task.comment"]).slice(-1), (n) => `mcp__mosaic__${n}`) as { harnessName: string; inputSchema: { additionalProperties: boolean; required: string[] } }[];
+    const [entry] = renderTools(selectTools(["task.comment"]).slice(-1), (n) => `mcp__mosaic__${n}`) as {
+      harnessName: string;
+      inputSchema: { additionalProperties: boolean; required: string[] };
+    }[];
     expect(entry!.harnessName).toBe("mcp__mosaic__comment_task");
     expect(entry!.inputSchema.additionalProperties).toBe(false);
     expect(entry!.inputSchema.required).toEqual(["task", "body"]);
   });
   it("golden", async () => {
-    await matchGolden("tools", "catalog", "txt", "typed tool catalog: name | way to the bus | who gets it | description",
-      ["name | via | grant | description", ...TOOL_CATALOG.map((t) => `${t.name} | ${describeVia(t.via)} | ${"action" in t.grant ? `holds ${t.grant.action}` : `every session (${t.grant.every})`} | ${t.description}`)].join("\n"));
+    await matchGolden(
+      "tools",
+      "catalog",
+      "txt",
+      "typed tool catalog: name | way to the bus | who gets it | description",
+      [
+        "name | via | grant | description",
+        ...TOOL_CATALOG.map(
+          (t) =>
+            `${t.name} | ${describeVia(t.via)} | ${"action" in t.grant ? `holds ${t.grant.action}` : `every session (${t.grant.every})`} | ${t.description}`,
+        ),
+      ].join("\n"),
+    );
   });
 });

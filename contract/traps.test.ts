@@ -13,7 +13,9 @@ const knock = (at: { port: number } | { path: string }) =>
   new Promise<string>((ok, bad) => {
     const c = "port" in at ? connect(at.port, "127.0.0.1") : connect(at.path);
     let got = "";
-    c.on("data", (d) => (got += d)).on("end", () => ok(got)).on("error", bad);
+    c.on("data", (d) => (got += d))
+      .on("end", () => ok(got))
+      .on("error", bad);
   });
 
 describe("network traps", () => {
@@ -52,7 +54,10 @@ describe("network traps", () => {
     const haystack = `noise ${a} mosaic-cap-1234-abcdefgh ${makeCanary("mosaic-cat")} end`;
     const grep = spawnSync("grep", ["-oE", pattern], { input: haystack, encoding: "utf8" });
     expect(grep.stdout.trim().split("\n")).toEqual([a]);
-    const perl = spawnSync("perl", ["-ne", `print "$1\\n" while /(${pattern})/g`], { input: haystack, encoding: "utf8" });
+    const perl = spawnSync("perl", ["-ne", `print "$1\\n" while /(${pattern})/g`], {
+      input: haystack,
+      encoding: "utf8",
+    });
     expect(perl.stdout.trim().split("\n")).toEqual([a]);
   });
 });

@@ -33,27 +33,48 @@ for (const identity of ["root", "user"] as const) {
 
     for (const row of ATTACKS.filter((r) => r.only === undefined || r.only.includes(identity))) {
       const layers = layersOf(row, identity);
-      it(`${row.id}: blocked: ${row.what}`, async () => {
-        const r = await runAttack(w, row, []);
-        expect(r.out, `the runner ran the attack to its end: a sandbox that never ran blocks nothing\n${explain(r)}`).toContain("RUNNER-ALIVE");
-        expect(r.through, `${row.id} got through with every layer in place\n${explain(r)}`).toBe(false);
-        expect(r.stubsLeft, "every placeholder was removed from the host's workspace").toEqual([]);
-      }, row.timeoutMs === undefined ? undefined : row.timeoutMs + 30_000);
+      it(
+        `${row.id}: blocked: ${row.what}`,
+        async () => {
+          const r = await runAttack(w, row, []);
+          expect(
+            r.out,
+            `the runner ran the attack to its end: a sandbox that never ran blocks nothing\n${explain(r)}`,
+          ).toContain("RUNNER-ALIVE");
+          expect(r.through, `${row.id} got through with every layer in place\n${explain(r)}`).toBe(false);
+          expect(r.stubsLeft, "every placeholder was removed from the host's workspace").toEqual([]);
+        },
+        row.timeoutMs === undefined ? undefined : row.timeoutMs + 30_000,
+      );
       if (layers.length > 1) {
         for (const keep of layers) {
-          it(`${row.id}: ${keep} alone blocks it`, async () => {
-            const r = await runAttack(w, row, layers.filter((l) => l !== keep));
-            expect(r.out, `the runner ran the attack to its end\n${explain(r)}`).toContain("RUNNER-ALIVE");
-            expect(r.through, `${row.id} got through with only ${layer(keep).why} in place\n${explain(r)}`).toBe(false);
-          }, row.timeoutMs === undefined ? undefined : row.timeoutMs + 30_000);
+          it(
+            `${row.id}: ${keep} alone blocks it`,
+            async () => {
+              const r = await runAttack(
+                w,
+                row,
+                layers.filter((l) => l !== keep),
+              );
+              expect(r.out, `the runner ran the attack to its end\n${explain(r)}`).toContain("RUNNER-ALIVE");
+              expect(r.through, `${row.id} got through with only ${layer(keep).why} in place\n${explain(r)}`).toBe(
+                false,
+              );
+            },
+            row.timeoutMs === undefined ? undefined : row.timeoutMs + 30_000,
+          );
         }
       }
       if (layers.length > 0 && (row.controlFor ?? ["root", "user"]).includes(identity)) {
         const removes = row.controlRemoves ?? layers;
-        it(`${row.id}: control: with ${removes.join(", ")} removed on purpose, it gets through`, async () => {
-          const r = await runAttack(w, row, removes);
-          expect(r.through, `the control did not get through, so the row proves nothing\n${explain(r)}`).toBe(true);
-        }, row.timeoutMs === undefined ? undefined : row.timeoutMs + 30_000);
+        it(
+          `${row.id}: control: with ${removes.join(", ")} removed on purpose, it gets through`,
+          async () => {
+            const r = await runAttack(w, row, removes);
+            expect(r.through, `the control did not get through, so the row proves nothing\n${explain(r)}`).toBe(true);
+          },
+          row.timeoutMs === undefined ? undefined : row.timeoutMs + 30_000,
+        );
       }
     }
   });

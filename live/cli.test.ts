@@ -5,15 +5,26 @@ import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { readBwrapVersion } from "../src/host/host-facts.ts";
 
-const it = liveIt("bwrap installed", checkoutProblem(REPO_ROOT) ?? (readBwrapVersion("bwrap") === null ? "bwrap is not on PATH (apt-get install bubblewrap)" : null));
+const it = liveIt(
+  "bwrap installed",
+  checkoutProblem(REPO_ROOT) ??
+    (readBwrapVersion("bwrap") === null ? "bwrap is not on PATH (apt-get install bubblewrap)" : null),
+);
 
 describe("the plan command on this machine", () => {
   it("plans the shipped example, probes bwrap, and exits 0", () => {
-    const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), "plan", "scenarios/plan/pi-coder.json", "--json"], { encoding: "utf8", cwd: REPO_ROOT });
+    const r = spawnSync(
+      process.execPath,
+      [join(REPO_ROOT, "src/cli/main.ts"), "plan", "scenarios/plan/pi-coder.json", "--json"],
+      { encoding: "utf8", cwd: REPO_ROOT },
+    );
     expect(r.status, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
     const drop = process.getuid?.() === 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : [];
-    expect(doc.argv.slice(0, drop.length + 1), "the command runs bwrap, as the session's own uid when the caller is root").toEqual([...drop, "bwrap"]);
+    expect(
+      doc.argv.slice(0, drop.length + 1),
+      "the command runs bwrap, as the session's own uid when the caller is root",
+    ).toEqual([...drop, "bwrap"]);
     expect(doc.binds.at(-1).inside).toBe("/tmp");
     expect(doc.probe).toEqual({ ok: true, bwrapVersion: expect.stringMatching(/^bubblewrap /), problem: null });
   });

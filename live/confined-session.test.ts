@@ -33,7 +33,11 @@ const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dis
 const STAND_IN_KEY = "stand-in-api-key-not-a-secret";
 
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
-const problem = checkoutProblem(REPO_ROOT) ?? sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`) ?? (existsSync(PI_CLI) ? null : `${PI_CLI} missing (npm ci)`);
+const problem =
+  checkoutProblem(REPO_ROOT) ??
+  sandboxProblem(hostFacts) ??
+  (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`) ??
+  (existsSync(PI_CLI) ? null : `${PI_CLI} missing (npm ci)`);
 const it = liveIt("bwrap, Claude Code and Pi", problem);
 
 let scratch: ReturnType<typeof makeScratch>;
@@ -63,7 +67,8 @@ afterAll(async () => {
 function prepareRun(name: string, harness: SandboxSpec["harness"]): { spec: SandboxSpec; facts: HostFacts } {
   const run = join(R, "data/runs", name);
   const ws = join(R, "data/workspaces/acme", name);
-  for (const d of [ws, join(run, "bundle"), join(run, "home"), join(run, "tmp"), join(run, "sock")]) mkdirSync(d, { recursive: true });
+  for (const d of [ws, join(run, "bundle"), join(run, "home"), join(run, "tmp"), join(run, "sock")])
+    mkdirSync(d, { recursive: true });
   chmodSync(join(run, "home"), 0o700);
   chmodSync(join(run, "sock"), 0o700);
   writeFileSync(join(run, "session.json"), "{}\n");
@@ -79,13 +84,18 @@ function prepareRun(name: string, harness: SandboxSpec["harness"]): { spec: Sand
     workspace: ws,
     runDir: run,
   };
-  const facts: HostFacts = { ...hostFacts, home: founderHome, claude: { path: CLAUDE, realPath: realpathSync(CLAUDE) } };
+  const facts: HostFacts = {
+    ...hostFacts,
+    home: founderHome,
+    claude: { path: CLAUDE, realPath: realpathSync(CLAUDE) },
+  };
   return { spec, facts };
 }
 
 /** The model's one Bash call: each line "name yes|no", then an attempt to print the secret. */
 function attackScript(spec: SandboxSpec): string {
-  const t = (name: string, cmd: string) => `if sh -c '${cmd}' >/dev/null 2>&1; then echo "${name} yes"; else echo "${name} no"; fi`;
+  const t = (name: string, cmd: string) =>
+    `if sh -c '${cmd}' >/dev/null 2>&1; then echo "${name} yes"; else echo "${name} no"; fi`;
   return [
     t("read-ssh-key", `cat ${founderHome}/.ssh/id_ed25519`),
     t("read-stand-in-env", `cat ${founderHome}/.config/mosaic-dev/secrets/stand-in.env`),
@@ -106,13 +116,18 @@ type Outcome = { answers: Record<string, string>; bodies: string[]; failures: Sc
 /** Runs one real session: the harness CLI, in the workspace, inside bwrap built from the table. */
 async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): Promise<Outcome> {
   const toolName = spec.harness === "pi" ? "bash" : "Bash";
-  const turns = [
-    { tool_use: { name: toolName, input: { command: attackScript(spec) } } },
-    { text: "done" },
-  ];
-  const api = await startScriptedApi({ script: loadModelScript({ turns }, { source: "live/confined-session.test.ts" }) });
+  const turns = [{ tool_use: { name: toolName, input: { command: attackScript(spec) } } }, { text: "done" }];
+  const api = await startScriptedApi({
+    script: loadModelScript({ turns }, { source: "live/confined-session.test.ts" }),
+  });
   // The session's network is its own loopback: the front forwards the model port to this proxy.
-  const proxy = serveModelProxy({ socket: runSockets(spec.runDir).model, upstream: api.url, credential: { header: "x-api-key", value: STAND_IN_KEY }, mode: "model-only", egressLog: join(spec.runDir, "..", `${basename(spec.runDir)}.egress.jsonl`) });
+  const proxy = serveModelProxy({
+    socket: runSockets(spec.runDir).model,
+    upstream: api.url,
+    credential: { header: "x-api-key", value: STAND_IN_KEY },
+    mode: "model-only",
+    egressLog: join(spec.runDir, "..", `${basename(spec.runDir)}.egress.jsonl`),
+  });
   await proxy.listening;
   const url = MODEL_URL;
   try {
@@ -121,21 +136,83 @@ async function runSession(spec: SandboxSpec, facts: HostFacts, table: Bind[]): P
     let cli: string[];
     const env: NodeJS.ProcessEnv = { ...sessionEnv(process.env) };
     if (spec.harness === "claude-code") {
-      cli = [CLAUDE, "-p", "go", "--output-format", "stream-json", "--verbose", "--permission-mode", "dontAsk", "--allowedTools", "Bash", "--tools", "Bash", "--setting-sources", "", "--model", "claude-sonnet-4-5"];
-      Object.assign(env, { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: CREDENTIAL_PLACEHOLDER, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" });
+      cli = [
+        CLAUDE,
+        "-p",
+        "go",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "dontAsk",
+        "--allowedTools",
+        "Bash",
+        "--tools",
+        "Bash",
+        "--setting-sources",
+        "",
+        "--model",
+        "claude-sonnet-4-5",
+      ];
+      Object.assign(env, {
+        ANTHROPIC_BASE_URL: url,
+        ANTHROPIC_API_KEY: CREDENTIAL_PLACEHOLDER,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      });
     } else {
       // HOME is a tmpfs inside; the agent dir lives in the run directory, as the Pi adapter puts it.
       const agentDir = join(spec.runDir, "session/pi-agent");
       mkdirSync(agentDir, { recursive: true });
-      writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { scripted: { baseUrl: url, api: "anthropic-messages", apiKey: CREDENTIAL_PLACEHOLDER, models: [{ id: "scripted-model", name: "scripted" }] } } }));
+      writeFileSync(
+        join(agentDir, "models.json"),
+        JSON.stringify({
+          providers: {
+            scripted: {
+              baseUrl: url,
+              api: "anthropic-messages",
+              apiKey: CREDENTIAL_PLACEHOLDER,
+              models: [{ id: "scripted-model", name: "scripted" }],
+            },
+          },
+        }),
+      );
       writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
-      cli = [facts.node.path, PI_CLI, "-p", "go", "--provider", "scripted", "--model", "scripted-model", "--no-session", "--offline", "-nc", "-ns", "-ne", "--tools", "bash"];
+      cli = [
+        facts.node.path,
+        PI_CLI,
+        "-p",
+        "go",
+        "--provider",
+        "scripted",
+        "--model",
+        "scripted-model",
+        "--no-session",
+        "--offline",
+        "-nc",
+        "-ns",
+        "-ne",
+        "--tools",
+        "bash",
+      ];
       env.PI_CODING_AGENT_DIR = agentDir;
     }
     // The adapters cd into the workspace; bwrap starts in the run directory.
-    const inner = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', spec.workspace, ...modelFrontArgv(facts.node.path, spec.runDir), ...cli];
+    const inner = [
+      "/bin/sh",
+      "-c",
+      'cd "$0" && exec "$@"',
+      spec.workspace,
+      ...modelFrontArgv(facts.node.path, spec.runDir),
+      ...cli,
+    ];
     const full = [...argv.slice(0, dd + 1), ...inner];
-    const r = await runConfined({ command: full, env: env as Record<string, string>, facts, timeoutMs: 50_000, asSession: { trees: [spec.workspace, spec.runDir] } });
+    const r = await runConfined({
+      command: full,
+      env: env as Record<string, string>,
+      facts,
+      timeoutMs: 50_000,
+      asSession: { trees: [spec.workspace, spec.runDir] },
+    });
     const bodies = api.messageBodies();
     const toolResult = toolResultsIn(bodies[1]).join("\n");
     const answers = Object.fromEntries([...toolResult.matchAll(/^([a-z-]+) (yes|no)$/gm)].map((m) => [m[1]!, m[2]!]));
@@ -181,8 +258,17 @@ describe("real sessions in real bwrap sandboxes keep the stand-in secrets out of
       const { spec, facts } = prepareRun(`${harness}-broken`, harness);
       const out = await runSession(spec, facts, withFounderHome(binds(spec, facts, realFsView())));
       expect(out.bodies.length, `stderr: ${out.stderr.slice(0, 600)}`).toBe(2);
-      expect(out.answers).toEqual({ ...CONFINED, "read-ssh-key": "yes", "read-stand-in-env": "yes", "read-mosaic": "yes", "read-git-credentials": "yes" });
-      expect(toolResultsIn(out.bodies[1]).join("\n").includes(SECRET), "with the door open the secret reaches the model").toBe(true);
+      expect(out.answers).toEqual({
+        ...CONFINED,
+        "read-ssh-key": "yes",
+        "read-stand-in-env": "yes",
+        "read-mosaic": "yes",
+        "read-git-credentials": "yes",
+      });
+      expect(
+        toolResultsIn(out.bodies[1]).join("\n").includes(SECRET),
+        "with the door open the secret reaches the model",
+      ).toBe(true);
     }, 90_000);
   }
 });

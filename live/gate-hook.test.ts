@@ -28,14 +28,37 @@ beforeAll(() => {
   policyFile = join(scratch.root, "run/policy.json");
   writeFileSync(
     policyFile,
-    JSON.stringify({ harness: "claude-code", workspace: ws, home: join(scratch.root, "run/home"), builtInTools: ["Read", "Write", "read", "write"], typedTools: ["mcp__mosaic__send_message"], network: "none", services: [], credentials: { set: null } }),
+    JSON.stringify({
+      harness: "claude-code",
+      workspace: ws,
+      home: join(scratch.root, "run/home"),
+      builtInTools: ["Read", "Write", "read", "write"],
+      typedTools: ["mcp__mosaic__send_message"],
+      network: "none",
+      services: [],
+      credentials: { set: null },
+    }),
   );
 });
 afterAll(() => scratch.remove());
 
-const hookJson = (tool: string, input: unknown) => JSON.stringify({ session_id: "live", transcript_path: "/dev/null", cwd: ws, hook_event_name: "PreToolUse", tool_name: tool, tool_input: input });
+const hookJson = (tool: string, input: unknown) =>
+  JSON.stringify({
+    session_id: "live",
+    transcript_path: "/dev/null",
+    cwd: ws,
+    hook_event_name: "PreToolUse",
+    tool_name: tool,
+    tool_input: input,
+  });
 function runHook(stdin: string, entry = HOOK, policy = policyFile) {
-  return spawnSync(process.execPath, [entry, policy], { input: stdin, encoding: "utf8", cwd: ws, env: { PATH: process.env.PATH, HOME: join(scratch.root, "run/home") }, timeout: 20_000 });
+  return spawnSync(process.execPath, [entry, policy], {
+    input: stdin,
+    encoding: "utf8",
+    cwd: ws,
+    env: { PATH: process.env.PATH, HOME: join(scratch.root, "run/home") },
+    timeout: 20_000,
+  });
 }
 
 describe("claude-gate hook process", () => {
@@ -44,7 +67,9 @@ describe("claude-gate hook process", () => {
   it("blocks a path outside: exit 2, the reason on stderr", () => {
     const r = runHook(hookJson("Read", { file_path: join(ws, "env-link") }));
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe(`mosaic gate: Read file_path: ${JSON.stringify(join(ws, "env-link"))} resolves to ${join(scratch.root, "stand-in-secret.env")}, outside the workspace\n`);
+    expect(r.stderr).toBe(
+      `mosaic gate: Read file_path: ${JSON.stringify(join(ws, "env-link"))} resolves to ${join(scratch.root, "stand-in-secret.env")}, outside the workspace\n`,
+    );
     expect(r.stdout).toBe("");
   });
 
@@ -59,19 +84,30 @@ describe("claude-gate hook process", () => {
   });
 
   it("exits 2 on garbage stdin, on empty stdin, and without its policy", () => {
-    for (const stdin of ["garbage", "", "{\"tool_name\":"]) {
+    for (const stdin of ["garbage", "", '{"tool_name":']) {
       const r = runHook(stdin);
       expect(r.status, JSON.stringify(stdin)).toBe(2);
       expect(r.stderr).toMatch(/^mosaic gate: /);
     }
-    const missing = runHook(hookJson("Read", { file_path: join(ws, "src/main.ts") }), HOOK, join(scratch.root, "no-such-policy.json"));
+    const missing = runHook(
+      hookJson("Read", { file_path: join(ws, "src/main.ts") }),
+      HOOK,
+      join(scratch.root, "no-such-policy.json"),
+    );
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain("the policy could not be read");
   });
 
   it("exits 2 when it crashes (a module of the gate missing), and 0 from the intact copy", () => {
     const copy = (dir: string) => {
-      for (const p of ["src/host/claude-gate.ts", "src/host/fs-view.ts", "src/core/gate", "src/core/paths.ts", "src/core/policy.ts"]) cpSync(join(REPO_ROOT, p), join(dir, p), { recursive: true });
+      for (const p of [
+        "src/host/claude-gate.ts",
+        "src/host/fs-view.ts",
+        "src/core/gate",
+        "src/core/paths.ts",
+        "src/core/policy.ts",
+      ])
+        cpSync(join(REPO_ROOT, p), join(dir, p), { recursive: true });
       writeFileSync(join(dir, "package.json"), '{"type":"module"}\n');
       return join(dir, "src/host/claude-gate.ts");
     };
@@ -91,7 +127,10 @@ async function loadWithPi(env: string | undefined, marker?: string): Promise<Han
 }
 async function loadExtensionWithPi(env: string | undefined, marker?: string): Promise<Map<string, Handler[]>> {
   const { loadExtensions } = (await import(pathToFileURL(PI_LOADER).href)) as {
-    loadExtensions: (paths: string[], cwd: string) => Promise<{ errors: unknown[]; extensions: { handlers: Map<string, Handler[]> }[] }>;
+    loadExtensions: (
+      paths: string[],
+      cwd: string,
+    ) => Promise<{ errors: unknown[]; extensions: { handlers: Map<string, Handler[]> }[] }>;
   };
   const saved = { policy: process.env.MOSAIC_POLICY_FILE, marker: process.env.MOSAIC_TURN_MARKER };
   const set = (k: string, v: string | undefined) => (v === undefined ? delete process.env[k] : (process.env[k] = v));
@@ -111,7 +150,10 @@ async function loadExtensionWithPi(env: string | undefined, marker?: string): Pr
 const toolCall = (toolName: string, input: unknown) => ({ type: "tool_call", toolCallId: "t1", toolName, input });
 
 describe("pi extension, loaded by Pi 0.85.1's own loader", () => {
-  const it = liveIt("Pi 0.85.1 (devDependency @earendil-works/pi-coding-agent)", existsSync(PI_LOADER) ? null : `${PI_LOADER} is missing: run npm ci`);
+  const it = liveIt(
+    "Pi 0.85.1 (devDependency @earendil-works/pi-coding-agent)",
+    existsSync(PI_LOADER) ? null : `${PI_LOADER} is missing: run npm ci`,
+  );
 
   it("blocks a path outside with {block, reason} and lets a path inside run", async () => {
     const h = await loadWithPi(policyFile);
@@ -120,7 +162,10 @@ describe("pi extension, loaded by Pi 0.85.1's own loader", () => {
       reason: `mosaic gate: read path: "env-link" from the workspace's real path, resolves to ${join(scratch.root, "stand-in-secret.env")}, outside the workspace`,
     });
     expect(await h(toolCall("read", { path: "src/main.ts" }), {})).toBeUndefined();
-    expect(await h(toolCall("read", { path: "@src/main.ts" }), {}), "the raw input Pi hands the handler").toBeUndefined();
+    expect(
+      await h(toolCall("read", { path: "@src/main.ts" }), {}),
+      "the raw input Pi hands the handler",
+    ).toBeUndefined();
   }, 30_000);
 
   it("writes the turn marker at agent_end, and registers no agent_end without MOSAIC_TURN_MARKER", async () => {
@@ -129,11 +174,17 @@ describe("pi extension, loaded by Pi 0.85.1's own loader", () => {
     expect(existsSync(marker)).toBe(false);
     for (const h of handlers.get("agent_end") ?? []) await h({ type: "agent_end", messages: [] }, {});
     expect(readFileSync(marker, "utf8")).toMatch(/^agent_end \d{4}-/);
-    expect((await loadExtensionWithPi(policyFile)).get("agent_end"), "positive control: no marker path, no handler").toBeUndefined();
+    expect(
+      (await loadExtensionWithPi(policyFile)).get("agent_end"),
+      "positive control: no marker path, no handler",
+    ).toBeUndefined();
   }, 30_000);
 
   it("blocks every call when MOSAIC_POLICY_FILE is missing", async () => {
     const h = await loadWithPi(undefined);
-    expect(await h(toolCall("read", { path: "src/main.ts" }), {})).toEqual({ block: true, reason: "mosaic gate: the policy could not be read (MOSAIC_POLICY_FILE is not set)" });
+    expect(await h(toolCall("read", { path: "src/main.ts" }), {})).toEqual({
+      block: true,
+      reason: "mosaic gate: the policy could not be read (MOSAIC_POLICY_FILE is not set)",
+    });
   }, 30_000);
 });

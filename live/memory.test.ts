@@ -6,7 +6,13 @@ import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { CLAUDE_BIN, type SessionSetup } from "../src/conformance/worlds/live-session.ts";
-import { MEMORY_LOCATIONS, probeMemory, startSessionSetup, type Drop, type MemoryLocation } from "../src/conformance/baselines/memory-probe.ts";
+import {
+  MEMORY_LOCATIONS,
+  probeMemory,
+  startSessionSetup,
+  type Drop,
+  type MemoryLocation,
+} from "../src/conformance/baselines/memory-probe.ts";
 
 // Memory files with their polarity pairs. Every place Claude Code or Pi reads memory from gets a
 // marker, in the workspace and in the session's HOME (<run>/home), never the workspace's parent,
@@ -18,7 +24,10 @@ const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dis
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
 const it = liveIt(
   "bwrap, Claude Code and Pi",
-  checkoutProblem(REPO_ROOT) ?? sandboxProblem(hostFacts) ?? (existsSync(CLAUDE_BIN) ? null : `${CLAUDE_BIN} missing (npm ci)`) ?? (existsSync(PI_CLI) ? null : `${PI_CLI} missing (npm ci)`),
+  checkoutProblem(REPO_ROOT) ??
+    sandboxProblem(hostFacts) ??
+    (existsSync(CLAUDE_BIN) ? null : `${CLAUDE_BIN} missing (npm ci)`) ??
+    (existsSync(PI_CLI) ? null : `${PI_CLI} missing (npm ci)`),
 );
 
 const CLAUDE_MEMORY: MemoryLocation[] = [
@@ -33,13 +42,55 @@ const CLAUDE_MEMORY: MemoryLocation[] = [
 const AUTO_MEMORY: MemoryLocation = "home/.claude/projects/<slug>/memory/MEMORY.md";
 const PI_MEMORY: MemoryLocation[] = ["ws/AGENTS.md", "pi-agent-dir/AGENTS.md"];
 
-const ARMS: { name: string; example: "claude-coder" | "pi-coder"; drop: Drop[]; reaches: MemoryLocation[]; why: string }[] = [
-  { name: "claude-shipped", example: "claude-coder", drop: [], reaches: [], why: "Claude Code with the shipped flags: no memory file reaches the model" },
-  { name: "claude-no-restricted", example: "claude-coder", drop: ["--restricted"], reaches: [AUTO_MEMORY], why: "without --restricted, auto-memory reaches the model (--setting-sources \"\" does not keep it out)" },
-  { name: "claude-no-sources", example: "claude-coder", drop: [["--setting-sources", ""]], reaches: [], why: "without --setting-sources \"\", --restricted alone still keeps every memory file out" },
-  { name: "claude-neither", example: "claude-coder", drop: ["--restricted", ["--setting-sources", ""]], reaches: CLAUDE_MEMORY, why: "without both flags, every Claude Code memory file planted reaches the model" },
-  { name: "pi-shipped", example: "pi-coder", drop: [], reaches: [], why: "Pi with the shipped flags: no context file reaches the model" },
-  { name: "pi-no-nc", example: "pi-coder", drop: ["-nc"], reaches: PI_MEMORY, why: "without -nc, Pi's AGENTS.md files (workspace and agent dir) reach the model" },
+const ARMS: {
+  name: string;
+  example: "claude-coder" | "pi-coder";
+  drop: Drop[];
+  reaches: MemoryLocation[];
+  why: string;
+}[] = [
+  {
+    name: "claude-shipped",
+    example: "claude-coder",
+    drop: [],
+    reaches: [],
+    why: "Claude Code with the shipped flags: no memory file reaches the model",
+  },
+  {
+    name: "claude-no-restricted",
+    example: "claude-coder",
+    drop: ["--restricted"],
+    reaches: [AUTO_MEMORY],
+    why: 'without --restricted, auto-memory reaches the model (--setting-sources "" does not keep it out)',
+  },
+  {
+    name: "claude-no-sources",
+    example: "claude-coder",
+    drop: [["--setting-sources", ""]],
+    reaches: [],
+    why: 'without --setting-sources "", --restricted alone still keeps every memory file out',
+  },
+  {
+    name: "claude-neither",
+    example: "claude-coder",
+    drop: ["--restricted", ["--setting-sources", ""]],
+    reaches: CLAUDE_MEMORY,
+    why: "without both flags, every Claude Code memory file planted reaches the model",
+  },
+  {
+    name: "pi-shipped",
+    example: "pi-coder",
+    drop: [],
+    reaches: [],
+    why: "Pi with the shipped flags: no context file reaches the model",
+  },
+  {
+    name: "pi-no-nc",
+    example: "pi-coder",
+    drop: ["-nc"],
+    reaches: PI_MEMORY,
+    why: "without -nc, Pi's AGENTS.md files (workspace and agent dir) reach the model",
+  },
 ];
 
 let setup: SessionSetup;

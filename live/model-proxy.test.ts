@@ -11,7 +11,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import { MODEL_REQUESTS_BASELINE, recordModelRequests, type ModelRequestsBaseline } from "../src/conformance/baselines/model-requests.ts";
+import {
+  MODEL_REQUESTS_BASELINE,
+  recordModelRequests,
+  type ModelRequestsBaseline,
+} from "../src/conformance/baselines/model-requests.ts";
 import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
 import { ask, launchAndClaim, makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 import { startScriptedApi, type ScriptedApi } from "../src/conformance/stand-ins/scripted-api.ts";
@@ -25,7 +29,10 @@ import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 const CLAUDE_BIN = join(REPO_ROOT, "node_modules/.bin/claude");
 const sandbox = checkoutProblem(REPO_ROOT) ?? sandboxProblem(readHostFacts({ repo: REPO_ROOT }));
 const it = liveIt("bwrap", sandbox);
-const itClis = liveIt("bwrap, Claude Code and Pi", sandbox ?? (existsSync(CLAUDE_BIN) ? null : `${CLAUDE_BIN} missing (npm ci)`));
+const itClis = liveIt(
+  "bwrap, Claude Code and Pi",
+  sandbox ?? (existsSync(CLAUDE_BIN) ? null : `${CLAUDE_BIN} missing (npm ci)`),
+);
 
 let w: RuntimeWorld;
 beforeAll(async () => {
@@ -96,7 +103,21 @@ if (flood) {
 console.log("RESULT " + JSON.stringify(out));
 `;
 
-type AttackResult = { plain: number | string; mcpServers: number | string; webFetch: number | string; urlSource: number | string; urlInToolResult: number | string; beta: number | string; oversize: number | string; longPath: number | string; idleConnected: number; idleOpenAfter1s: number; idleEarlyOpenAfter8s: number; idleOpenAfter8s: number; flood403?: number };
+type AttackResult = {
+  plain: number | string;
+  mcpServers: number | string;
+  webFetch: number | string;
+  urlSource: number | string;
+  urlInToolResult: number | string;
+  beta: number | string;
+  oversize: number | string;
+  longPath: number | string;
+  idleConnected: number;
+  idleOpenAfter1s: number;
+  idleEarlyOpenAfter8s: number;
+  idleOpenAfter8s: number;
+  flood403?: number;
+};
 
 const TIMINGS = { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 150 };
 const fds = () => readdirSync("/proc/self/fd").length;
@@ -118,7 +139,13 @@ async function runAttack(instance: string, ws: string, flood: boolean): Promise<
 }
 
 /** Every request the upstream got, as one string per request: its beta header and its body's head. */
-const upstreamSaw = (api: ScriptedApi) => api.requests().map((r) => ({ url: r.url, beta: r.headers["anthropic-beta"] ?? "", body: r.body.slice(0, 2_000), bytes: r.body.length }));
+const upstreamSaw = (api: ScriptedApi) =>
+  api.requests().map((r) => ({
+    url: r.url,
+    beta: r.headers["anthropic-beta"] ?? "",
+    body: r.body.slice(0, 2_000),
+    bytes: r.body.length,
+  }));
 
 /**
  * The session's model socket served by a proxy of the test's own, with options changed on purpose:
@@ -131,23 +158,44 @@ describe("the model proxy, attacked from inside a confined session", () => {
     const api = await startScriptedApi({ script: scriptOf([{ text: "the plain call's answer" }]) });
     const name = "proxy-attacked";
     const inst = w.instance("pi-coder", name, { instance: name });
-    const s = await launchAndClaim(w, w.request(inst, { modelUpstream: api.url, hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: "stand-in-real-key-proxy" }, timings: TIMINGS }));
+    const s = await launchAndClaim(
+      w,
+      w.request(inst, {
+        modelUpstream: api.url,
+        hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: "stand-in-real-key-proxy" },
+        timings: TIMINGS,
+      }),
+    );
     try {
       const { r, peakFds } = await runAttack(name, inst.workspace, true);
       expect(r.plain, "positive control: the session's plain model call goes through").toBe(200);
-      for (const k of ["mcpServers", "webFetch", "urlSource", "urlInToolResult", "beta"] as const) expect(r[k], `${k}: refused by the proxy`).toBe(403);
+      for (const k of ["mcpServers", "webFetch", "urlSource", "urlInToolResult", "beta"] as const)
+        expect(r[k], `${k}: refused by the proxy`).toBe(403);
       expect(r.oversize, "the 33 MiB body: 413 at the bound").toBe(413);
       expect(r.longPath, "the 8 KB path: refused").toBe(403);
       const saw = upstreamSaw(api);
-      expect(saw.map((x) => x.url), "the upstream received the plain call and nothing else").toEqual(["/v1/messages?beta=true"]);
+      expect(
+        saw.map((x) => x.url),
+        "the upstream received the plain call and nothing else",
+      ).toEqual(["/v1/messages?beta=true"]);
       expect(saw[0]!.beta, "no refused beta went up").not.toContain("mcp-client");
-      for (const needle of ["mcp_servers", "web_fetch", "attacker.invalid", "oversize-", "beta-attack"]) expect(saw[0]!.body, `the upstream never saw ${needle}`).not.toContain(needle);
+      for (const needle of ["mcp_servers", "web_fetch", "attacker.invalid", "oversize-", "beta-attack"])
+        expect(saw[0]!.body, `the upstream never saw ${needle}`).not.toContain(needle);
       // A session's descriptor limit may stop the shell short of 2,000; four times the cap shows the bound.
-      expect(r.idleConnected, "the shell opened its idle connections").toBeGreaterThan(4 * PROXY_LIMITS.connections.value);
-      expect(r.idleOpenAfter1s, "the proxy kept at most its cap of them").toBeLessThanOrEqual(PROXY_LIMITS.connections.value + 2);
+      expect(r.idleConnected, "the shell opened its idle connections").toBeGreaterThan(
+        4 * PROXY_LIMITS.connections.value,
+      );
+      expect(r.idleOpenAfter1s, "the proxy kept at most its cap of them").toBeLessThanOrEqual(
+        PROXY_LIMITS.connections.value + 2,
+      );
       expect(r.idleEarlyOpenAfter8s, "and closed those at the head timeout").toBe(0);
-      expect(r.idleOpenAfter8s, "late ones still within the cap").toBeLessThanOrEqual(PROXY_LIMITS.connections.value + 2);
-      expect(peakFds, `the host's process held at most ${peakFds} more descriptors while 2,000 idle connections were open`).toBeLessThanOrEqual(PROXY_LIMITS.connections.value + 24);
+      expect(r.idleOpenAfter8s, "late ones still within the cap").toBeLessThanOrEqual(
+        PROXY_LIMITS.connections.value + 2,
+      );
+      expect(
+        peakFds,
+        `the host's process held at most ${peakFds} more descriptors while 2,000 idle connections were open`,
+      ).toBeLessThanOrEqual(PROXY_LIMITS.connections.value + 24);
       expect(r.flood403, "every request of the flood was refused").toBe(3_000);
     } finally {
       await s.stop();
@@ -155,44 +203,88 @@ describe("the model proxy, attacked from inside a confined session", () => {
     }
     const log = egressLogPath(w.stateDir, name);
     const lines = readFileSync(log, "utf8").split("\n").filter(Boolean);
-    const records = lines.map((l) => JSON.parse(l) as { outcome: string; status: number; path?: string; refused?: number });
-    expect(records.filter((x) => x.outcome === "allowed").map((x) => x.status), "the plain call is recorded").toEqual([200]);
+    const records = lines.map(
+      (l) => JSON.parse(l) as { outcome: string; status: number; path?: string; refused?: number },
+    );
+    expect(
+      records.filter((x) => x.outcome === "allowed").map((x) => x.status),
+      "the plain call is recorded",
+    ).toEqual([200]);
     const refused = records.filter((x) => x.outcome === "refused");
-    expect(refused.slice(0, 7).map((x) => x.status), "the attacks are the first refusals recorded").toEqual([403, 403, 403, 403, 403, 413, 403]);
+    expect(
+      refused.slice(0, 7).map((x) => x.status),
+      "the attacks are the first refusals recorded",
+    ).toEqual([403, 403, 403, 403, 403, 413, 403]);
     expect(refused[6]!.path, "the 8 KB path is recorded cut").toMatch(/^\/(long){63}lon…\(\+\d+\)$/);
-    for (const l of lines) expect(Buffer.byteLength(l), "each line of the host's egress log bounded").toBeLessThanOrEqual(EGRESS_LOG_BUDGET.lineBytes.value);
+    for (const l of lines)
+      expect(Buffer.byteLength(l), "each line of the host's egress log bounded").toBeLessThanOrEqual(
+        EGRESS_LOG_BUDGET.lineBytes.value,
+      );
     expect(refused.length, "then only the budget's first refusals").toBe(EGRESS_LOG_BUDGET.refusedKept.value);
-    expect(Math.max(...records.filter((x) => x.outcome === "refused-summary").map((x) => x.refused ?? 0)), "summary lines count the rest").toBeGreaterThanOrEqual(3_000);
+    expect(
+      Math.max(...records.filter((x) => x.outcome === "refused-summary").map((x) => x.refused ?? 0)),
+      "summary lines count the rest",
+    ).toBeGreaterThanOrEqual(3_000);
     const size = readFileSync(log).length;
-    expect(size, `the host's egress log is ${size} bytes for 3,000 refusals of 8 KB paths and ~2,000 dropped connections: within egressLogBound(1)`).toBeLessThanOrEqual(egressLogBound(1));
+    expect(
+      size,
+      `the host's egress log is ${size} bytes for 3,000 refusals of 8 KB paths and ~2,000 dropped connections: within egressLogBound(1)`,
+    ).toBeLessThanOrEqual(egressLogBound(1));
   }, 200_000);
 
   it("control: with the proxy's checks removed on purpose (every grant, the bounds raised), the upstream receives each server tool, the beta and the 33 MiB body, and the idle connections hold host descriptors", async () => {
-    const api = await startScriptedApi({ script: scriptOf(Array.from({ length: 8 }, (_, i) => ({ text: `answer ${i}` }))) });
+    const api = await startScriptedApi({
+      script: scriptOf(Array.from({ length: 8 }, (_, i) => ({ text: `answer ${i}` }))),
+    });
     const name = "proxy-unchecked";
     const inst = w.instance("pi-coder", name, { instance: name });
     // The shipped launch with its proxy's grants and bounds changed on purpose, through the launch request.
-    const s = await launchAndClaim(w, w.request(inst, {
-      modelUpstream: api.url, hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: "stand-in-real-key-proxy" }, timings: TIMINGS,
-      modelProxy: {
-        grants: MODEL_GRANTS.map((g) => g.grant),
-        limits: { bodyBytes: 64 * 1024 * 1024, heldBytes: 128 * 1024 * 1024, connections: 1_000_000, headersTimeoutMs: 300_000, requestTimeoutMs: 600_000, keepAliveTimeoutMs: 300_000 },
-      },
-    }));
+    const s = await launchAndClaim(
+      w,
+      w.request(inst, {
+        modelUpstream: api.url,
+        hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: "stand-in-real-key-proxy" },
+        timings: TIMINGS,
+        modelProxy: {
+          grants: MODEL_GRANTS.map((g) => g.grant),
+          limits: {
+            bodyBytes: 64 * 1024 * 1024,
+            heldBytes: 128 * 1024 * 1024,
+            connections: 1_000_000,
+            headersTimeoutMs: 300_000,
+            requestTimeoutMs: 600_000,
+            keepAliveTimeoutMs: 300_000,
+          },
+        },
+      }),
+    );
     try {
       const { r, peakFds } = await runAttack(name, inst.workspace, false);
-      for (const k of ["plain", "mcpServers", "webFetch", "urlSource", "urlInToolResult", "beta", "oversize"] as const) expect(r[k], `control: ${k} passes`).toBe(200);
+      for (const k of ["plain", "mcpServers", "webFetch", "urlSource", "urlInToolResult", "beta", "oversize"] as const)
+        expect(r[k], `control: ${k} passes`).toBe(200);
       expect(r.longPath, "control: a path other than the model call's is refused whatever the grants").toBe(403);
       const saw = upstreamSaw(api);
       const bodies = saw.map((x) => x.body).join("\n");
       expect(bodies, "control: the upstream received mcp_servers").toContain("mcp.attacker.invalid");
       expect(bodies, "control: the upstream received the web_fetch tool").toContain("web_fetch_20250910");
       expect(bodies, "control: the upstream received the url sources").toContain("https://attacker.invalid/pixel.png");
-      expect(bodies, "control: the upstream received the url inside a tool result").toContain("https://attacker.invalid/doc.pdf");
-      expect(saw.find((x) => x.body.includes("beta-attack"))?.beta, "control: the upstream received the MCP connector's beta").toContain("mcp-client-2025-11-20");
-      expect(Math.max(...saw.map((x) => x.bytes)), "control: the upstream received the 33 MiB body").toBeGreaterThan(33 * 1024 * 1024);
-      expect(r.idleConnected, "control: the shell opened its idle connections").toBeGreaterThan(4 * PROXY_LIMITS.connections.value);
-      expect(r.idleEarlyOpenAfter8s, `control: without the cap and timeouts the idle connections stay open (${r.idleEarlyOpenAfter8s} of ${r.idleConnected})`).toBeGreaterThan(4 * PROXY_LIMITS.connections.value);
+      expect(bodies, "control: the upstream received the url inside a tool result").toContain(
+        "https://attacker.invalid/doc.pdf",
+      );
+      expect(
+        saw.find((x) => x.body.includes("beta-attack"))?.beta,
+        "control: the upstream received the MCP connector's beta",
+      ).toContain("mcp-client-2025-11-20");
+      expect(Math.max(...saw.map((x) => x.bytes)), "control: the upstream received the 33 MiB body").toBeGreaterThan(
+        33 * 1024 * 1024,
+      );
+      expect(r.idleConnected, "control: the shell opened its idle connections").toBeGreaterThan(
+        4 * PROXY_LIMITS.connections.value,
+      );
+      expect(
+        r.idleEarlyOpenAfter8s,
+        `control: without the cap and timeouts the idle connections stay open (${r.idleEarlyOpenAfter8s} of ${r.idleConnected})`,
+      ).toBeGreaterThan(4 * PROXY_LIMITS.connections.value);
       expect(peakFds, "control: and each holds a host descriptor").toBeGreaterThan(4 * PROXY_LIMITS.connections.value);
     } finally {
       await s.stop();
@@ -202,12 +294,20 @@ describe("the model proxy, attacked from inside a confined session", () => {
 });
 
 describe("the real CLIs through the shipped proxy", () => {
-  itClis("what the pinned Claude Code and Pi send passes the shipped proxy, and is what baselines/model-requests.json pinned", async () => {
-    const pinned = JSON.parse(readFileSync(MODEL_REQUESTS_BASELINE, "utf8")) as ModelRequestsBaseline;
-    const fresh = await recordModelRequests(w, pinned.versions);
-    for (const a of fresh.arms) expect(a.ok, `${a.arm}: the turn finished through the proxy (a refusal shows here)`).toBe(true);
-    for (const kind of Object.keys(pinned.observed) as Array<keyof ModelRequestsBaseline["observed"]>) {
-      expect(Object.keys(fresh.observed[kind]), `${kind} the CLIs send now, against baselines/model-requests.json (node scripts/record-model-requests.ts re-reads it)`).toEqual(Object.keys(pinned.observed[kind]));
-    }
-  }, 300_000);
+  itClis(
+    "what the pinned Claude Code and Pi send passes the shipped proxy, and is what baselines/model-requests.json pinned",
+    async () => {
+      const pinned = JSON.parse(readFileSync(MODEL_REQUESTS_BASELINE, "utf8")) as ModelRequestsBaseline;
+      const fresh = await recordModelRequests(w, pinned.versions);
+      for (const a of fresh.arms)
+        expect(a.ok, `${a.arm}: the turn finished through the proxy (a refusal shows here)`).toBe(true);
+      for (const kind of Object.keys(pinned.observed) as Array<keyof ModelRequestsBaseline["observed"]>) {
+        expect(
+          Object.keys(fresh.observed[kind]),
+          `${kind} the CLIs send now, against baselines/model-requests.json (node scripts/record-model-requests.ts re-reads it)`,
+        ).toEqual(Object.keys(pinned.observed[kind]));
+      }
+    },
+    300_000,
+  );
 });

@@ -8,7 +8,13 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import { CLAUDE_BIN, planLiveSession, runLiveTurn, withModelPort, type LiveSession } from "../src/conformance/worlds/live-session.ts";
+import {
+  CLAUDE_BIN,
+  planLiveSession,
+  runLiveTurn,
+  withModelPort,
+  type LiveSession,
+} from "../src/conformance/worlds/live-session.ts";
 import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { makeCanary } from "../src/conformance/traps/canary.ts";
@@ -22,14 +28,25 @@ import { realFsView } from "../src/host/fs-view.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
-const it = liveIt("bwrap, Claude Code and Pi", checkoutProblem(REPO_ROOT) ?? (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ?? (existsSync(CLAUDE_BIN) ? null : `${CLAUDE_BIN} missing (npm ci)`));
+const it = liveIt(
+  "bwrap, Claude Code and Pi",
+  checkoutProblem(REPO_ROOT) ??
+    (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ??
+    (existsSync(CLAUDE_BIN) ? null : `${CLAUDE_BIN} missing (npm ci)`),
+);
 
 let scratch: ReturnType<typeof makeScratch>;
 let stand: StandIns;
 /** The bus socket a session is given; nothing here speaks the broker's protocol. */
 let broker: Trap;
 /** Traps on the host: a TCP listener on its loopback and an abstract Unix socket, each counting connections. */
-const trap = { tcp: null as Trap | null, abstract: null as Trap | null, tcpPort: 0, abstractName: makeCanary("mosaic-trap"), hits: { tcp: 0, abstract: 0 } };
+const trap = {
+  tcp: null as Trap | null,
+  abstract: null as Trap | null,
+  tcpPort: 0,
+  abstractName: makeCanary("mosaic-trap"),
+  hits: { tcp: 0, abstract: 0 },
+};
 
 beforeAll(async () => {
   scratch = makeScratch("network");
@@ -46,15 +63,36 @@ afterAll(async () => {
   scratch?.remove();
 });
 
-function prepare(name: string, api: ScriptedApi, example: "claude-coder" | "pi-coder", hostEnv: Record<string, string | undefined> = {}): LiveSession {
-  return planLiveSession({ root: scratch.root, founderHome: stand.founderHome, hostFacts, brokerSocket: join(scratch.root, "sock/bus.sock") }, name, api.url, example, hostEnv);
+function prepare(
+  name: string,
+  api: ScriptedApi,
+  example: "claude-coder" | "pi-coder",
+  hostEnv: Record<string, string | undefined> = {},
+): LiveSession {
+  return planLiveSession(
+    {
+      root: scratch.root,
+      founderHome: stand.founderHome,
+      hostFacts,
+      brokerSocket: join(scratch.root, "sock/bus.sock"),
+    },
+    name,
+    api.url,
+    example,
+    hostEnv,
+  );
 }
 
-
-const shellTool = (p: LiveSession, command: string) => (p.plan.harness === "pi" ? { name: "bash", input: { command } } : { name: "Bash", input: { command } });
+const shellTool = (p: LiveSession, command: string) =>
+  p.plan.harness === "pi" ? { name: "bash", input: { command } } : { name: "Bash", input: { command } };
 
 /** The shell tool's one result, as the model was shown it. */
-async function runShell(p: LiveSession, api: ScriptedApi, command: string, editArgv?: (a: string[]) => string[]): Promise<string> {
+async function runShell(
+  p: LiveSession,
+  api: ScriptedApi,
+  command: string,
+  editArgv?: (a: string[]) => string[],
+): Promise<string> {
   api.replaceScript(scriptOf([{ tool_use: shellTool(p, command) }, { text: "turn-finished-network" }]));
   const r = await runLiveTurn(p, "do the task", binds(p.spec, p.facts, realFsView()), editArgv);
   expect(r.status, `the turn failed: ${r.stderr.slice(0, 800)}`).toBe(0);
@@ -63,7 +101,14 @@ async function runShell(p: LiveSession, api: ScriptedApi, command: string, editA
   return seen[0]!;
 }
 
-const readEgress = (p: LiveSession): EgressRecord[] => (existsSync(p.egressLog) ? readFileSync(p.egressLog, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : []);
+const readEgress = (p: LiveSession): EgressRecord[] =>
+  existsSync(p.egressLog)
+    ? readFileSync(p.egressLog, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as EgressRecord)
+    : [];
 
 const withoutUnshareNet = (a: string[]) => {
   const i = a.indexOf("--unshare-net");
@@ -71,11 +116,12 @@ const withoutUnshareNet = (a: string[]) => {
   return [...a.slice(0, i), ...a.slice(i + 1)];
 };
 
-const TRAP_SCRIPT = () => [
-  `perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${trap.tcpPort}, Timeout => 2) or do { print "TCP NO-CONNECT\\n"; exit 0 }; print "TCP CONNECTED\\n"'`,
-  `perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die; connect($s, pack_sockaddr_un("\\0${trap.abstractName}")) or do { print "ABSTRACT NO-CONNECT\\n"; exit 0 }; print "ABSTRACT CONNECTED\\n"'`,
-  `getent hosts api.anthropic.com >/dev/null 2>&1 && echo DNS RESOLVED || echo DNS NONE`,
-].join("; ");
+const TRAP_SCRIPT = () =>
+  [
+    `perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${trap.tcpPort}, Timeout => 2) or do { print "TCP NO-CONNECT\\n"; exit 0 }; print "TCP CONNECTED\\n"'`,
+    `perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die; connect($s, pack_sockaddr_un("\\0${trap.abstractName}")) or do { print "ABSTRACT NO-CONNECT\\n"; exit 0 }; print "ABSTRACT CONNECTED\\n"'`,
+    `getent hosts api.anthropic.com >/dev/null 2>&1 && echo DNS RESOLVED || echo DNS NONE`,
+  ].join("; ");
 
 describe("the network trap, through each CLI's own shell tool", () => {
   for (const example of ["claude-coder", "pi-coder"] as const) {
@@ -89,7 +135,10 @@ describe("the network trap, through each CLI's own shell tool", () => {
         expect(out).toContain("ABSTRACT NO-CONNECT");
         expect(out, "no name resolves inside").toContain("DNS NONE");
         expect(trap.hits, "the trap recorded no connection").toEqual(before);
-        expect(readEgress(p).every((r) => r.outcome === "allowed" && r.path === "/v1/messages"), "the model calls went through the proxy").toBe(true);
+        expect(
+          readEgress(p).every((r) => r.outcome === "allowed" && r.path === "/v1/messages"),
+          "the model calls went through the proxy",
+        ).toBe(true);
       } finally {
         await api.stop();
       }
@@ -146,8 +195,14 @@ describe("the credential canary", () => {
     const canary = makeCanary("stand-in-real-key");
     const api = await startScriptedApi();
     try {
-      const p = prepare("canary-open", api, "claude-coder", { ANTHROPIC_API_KEY: canary, ANTHROPIC_AUTH_TOKEN: undefined });
-      const leaky: LiveSession = { ...p, plan: { ...p.plan, adapter: { ...p.plan.adapter, env: { ...p.plan.adapter.env, ANTHROPIC_API_KEY: canary } } } };
+      const p = prepare("canary-open", api, "claude-coder", {
+        ANTHROPIC_API_KEY: canary,
+        ANTHROPIC_AUTH_TOKEN: undefined,
+      });
+      const leaky: LiveSession = {
+        ...p,
+        plan: { ...p.plan, adapter: { ...p.plan.adapter, env: { ...p.plan.adapter.env, ANTHROPIC_API_KEY: canary } } },
+      };
       const out = await runShell(leaky, api, CANARY_SCAN);
       expect(count(out, "ENV-CANARY"), out).toBeGreaterThan(0);
     } finally {
@@ -162,13 +217,22 @@ describe("the proxy refuses what is not the model call", () => {
       const api = await startScriptedApi();
       try {
         const p = prepare(`refuse-${example}`, api, example);
-        const ask = (method: string, path: string) => `perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${MODEL_PORT}, Timeout => 5) or die "no model port: $!"; print $s "${method} ${path} HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\n{}"; print while <$s>; print "\\n"'`;
+        const ask = (method: string, path: string) =>
+          `perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${MODEL_PORT}, Timeout => 5) or die "no model port: $!"; print $s "${method} ${path} HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\n{}"; print while <$s>; print "\\n"'`;
         const out = await runShell(p, api, `${ask("GET", "/v1/models")}; ${ask("POST", "/v1/files")}`);
         expect(out.match(/HTTP\/1\.1 403/g)?.length, out).toBe(2);
         expect(out).toContain('"type":"permission_error"');
-        const refused = readEgress(p).filter((r) => r.outcome === "refused").map((r) => `${r.method} ${r.path} ${r.status}`);
+        const refused = readEgress(p)
+          .filter((r) => r.outcome === "refused")
+          .map((r) => `${r.method} ${r.path} ${r.status}`);
         expect(refused).toEqual(["GET /v1/models 403", "POST /v1/files 403"]);
-        expect(api.requests().map((r) => r.url).filter((u) => !u.startsWith("/v1/messages")), "the scripted API saw only model calls").toEqual([]);
+        expect(
+          api
+            .requests()
+            .map((r) => r.url)
+            .filter((u) => !u.startsWith("/v1/messages")),
+          "the scripted API saw only model calls",
+        ).toEqual([]);
       } finally {
         await api.stop();
       }

@@ -18,7 +18,19 @@ import type { LaunchEnd, PreparedLaunch, Session } from "../src/host/launcher.ts
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { isAlive } from "../src/host/session-procs.ts";
 import type { AsCase, AsObserved } from "./support/runner-bounds-as.ts";
-import { LEFTOVERS_COUNT, LEFTOVERS_TURN, LIFTED, MiB, STDOUT_FLOOD, attackTurn, peakMiB, refusal, runnerPid, survivorMarker, type Attack } from "./support/runner-bounds-cases.ts";
+import {
+  LEFTOVERS_COUNT,
+  LEFTOVERS_TURN,
+  LIFTED,
+  MiB,
+  STDOUT_FLOOD,
+  attackTurn,
+  peakMiB,
+  refusal,
+  runnerPid,
+  survivorMarker,
+  type Attack,
+} from "./support/runner-bounds-cases.ts";
 
 const it = liveIt("bwrap", checkoutProblem(REPO_ROOT) ?? sandboxProblem(readHostFacts({ repo: REPO_ROOT })));
 
@@ -30,11 +42,18 @@ afterAll(async () => w?.close());
 
 /** A fake-adapter launch, planned; `edit` changes its session.json bounds on purpose (a positive control). */
 function prepared(name: string, edit: (b: RunnerBounds) => void = () => {}, timings = {}): PreparedLaunch {
-  const p = prepareLaunch(w.request(w.instance("pi-coder", name), { timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 30, ...timings } }));
+  const p = prepareLaunch(
+    w.request(w.instance("pi-coder", name), {
+      timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 30, ...timings },
+    }),
+  );
   if (p.kind !== "ready") throw new Error(`refused: ${p.code}: ${p.message}`);
   const bounds = structuredClone(p.prepared.session.sessionFile.bounds);
   edit(bounds);
-  return { ...p.prepared, session: { ...p.prepared.session, sessionFile: { ...p.prepared.session.sessionFile, bounds } } };
+  return {
+    ...p.prepared,
+    session: { ...p.prepared.session, sessionFile: { ...p.prepared.session.sessionFile, bounds } },
+  };
 }
 
 async function startAndClaim(p: PreparedLaunch): Promise<Session> {
@@ -66,7 +85,10 @@ const callTool = (node: string, sock: string, tool: string, args: object) =>
 
 /** Runs the tool-socket attack as a turn of the session. */
 async function attackToolSocket(p: PreparedLaunch): Promise<Attack> {
-  const reply = await replyWithin(p.session.sessionFile.instance, attackTurn(p.facts.node.path, p.session.spec.workspace, toolSocket(p)));
+  const reply = await replyWithin(
+    p.session.sessionFile.instance,
+    attackTurn(p.facts.node.path, p.session.spec.workspace, toolSocket(p)),
+  );
   expect(reply, "the attack turn reports (a runner that died answers nothing)").toMatch(/^\{"deep20000"/);
   return JSON.parse(reply) as Attack;
 }
@@ -79,25 +101,52 @@ describe("the tool socket: garbage leaves the runner answering, its claim held (
       const pid = runnerPid(s.pid);
       const before = peakMiB(pid);
       const got = await attackToolSocket(p);
-      expect(refusal(got.deep20000), "the finding's 20,000-deep request: refused by the depth bound").toBe("bad request: JSON nested deeper than 32 (the tool socket's depth bound)");
-      expect(refusal(got.deep1000), "a 1,000-deep request: refused by the depth bound").toBe("bad request: JSON nested deeper than 32 (the tool socket's depth bound)");
-      expect(refusal(got.long), "a 64 MiB line: refused by the line bound").toBe("bad request: a line over 1048576 bytes (the tool socket's lineBytes bound); the connection is closed");
+      expect(refusal(got.deep20000), "the finding's 20,000-deep request: refused by the depth bound").toBe(
+        "bad request: JSON nested deeper than 32 (the tool socket's depth bound)",
+      );
+      expect(refusal(got.deep1000), "a 1,000-deep request: refused by the depth bound").toBe(
+        "bad request: JSON nested deeper than 32 (the tool socket's depth bound)",
+      );
+      expect(refusal(got.long), "a 64 MiB line: refused by the line bound").toBe(
+        "bad request: a line over 1048576 bytes (the tool socket's lineBytes bound); the connection is closed",
+      );
       expect(got.refused, "200 connections at once: those past the connections bound refused").toBe(200 - 32);
       expect(refusal(got.garbage), "bytes that are not JSON: an error answer").toBe("bad request: not JSON");
-      expect(w.broker.records().filter((r) => r.run === "garbage" && JSON.stringify(r.args ?? "").includes("[[[[")), "no deep request reached the broker").toEqual([]);
+      expect(
+        w.broker.records().filter((r) => r.run === "garbage" && JSON.stringify(r.args ?? "").includes("[[[[")),
+        "no deep request reached the broker",
+      ).toEqual([]);
 
       // The runner lives: pid 1 is the same process, a later turn is answered, the claim still holds.
       expect(isAlive(pid), "the runner (pid 1) is alive after the garbage").toBe(true);
       expect(await endWithin(s, 0), "the session did not end").toBe("still running");
-      expect(await replyWithin("garbage", "echo alive after the garbage"), "a later turn is answered").toBe("alive after the garbage");
-      const sent = await replyWithin("garbage", callTool(p.facts.node.path, toolSocket(p), "send_message", { to: "pm-after", body: "after the garbage" }));
+      expect(await replyWithin("garbage", "echo alive after the garbage"), "a later turn is answered").toBe(
+        "alive after the garbage",
+      );
+      const sent = await replyWithin(
+        "garbage",
+        callTool(p.facts.node.path, toolSocket(p), "send_message", { to: "pm-after", body: "after the garbage" }),
+      );
       expect(JSON.parse(sent), "a typed tool call still goes through").toMatchObject({ id: 1, ok: true });
-      const rec = w.broker.records().find((r) => r.run === "garbage" && r.verb === "message.send" && JSON.stringify(r.args).includes("after the garbage"));
+      const rec = w.broker
+        .records()
+        .find(
+          (r) =>
+            r.run === "garbage" && r.verb === "message.send" && JSON.stringify(r.args).includes("after the garbage"),
+        );
       expect([rec?.capValid, rec?.outcome], "with the session's claim and capability intact").toEqual([true, "ok"]);
-      expect(w.broker.records().some((r) => r.run === "garbage" && r.verb === "role.release"), "the role was never released").toBe(false);
+      expect(
+        w.broker.records().some((r) => r.run === "garbage" && r.verb === "role.release"),
+        "the role was never released",
+      ).toBe(false);
       const grew = peakMiB(pid) - before;
-      process.stderr.write(`runner-bounds: tool-socket garbage, bounds held: runner VmHWM ${before.toFixed(1)} -> ${peakMiB(pid).toFixed(1)} MiB\n`);
-      expect(grew, `the runner's peak memory grew by ${grew.toFixed(1)} MiB for a 64 MiB line: the line bound held it`).toBeLessThan(64);
+      process.stderr.write(
+        `runner-bounds: tool-socket garbage, bounds held: runner VmHWM ${before.toFixed(1)} -> ${peakMiB(pid).toFixed(1)} MiB\n`,
+      );
+      expect(
+        grew,
+        `the runner's peak memory grew by ${grew.toFixed(1)} MiB for a 64 MiB line: the line bound held it`,
+      ).toBeLessThan(64);
     } finally {
       await s.stop();
     }
@@ -115,13 +164,31 @@ describe("the tool socket: garbage leaves the runner answering, its claim held (
       const pid = runnerPid(s.pid);
       const before = peakMiB(pid);
       const got = await attackToolSocket(p);
-      expect(w.broker.records().some((r) => r.run === "garbage-control" && r.verb === "message.send" && Array.isArray((r.args as { body?: unknown } | null)?.body)), "without the depth bound the 1,000-deep request reached the broker").toBe(true);
+      expect(
+        w.broker
+          .records()
+          .some(
+            (r) =>
+              r.run === "garbage-control" &&
+              r.verb === "message.send" &&
+              Array.isArray((r.args as { body?: unknown } | null)?.body),
+          ),
+        "without the depth bound the 1,000-deep request reached the broker",
+      ).toBe(true);
       expect(got.refused, "without the connections bound all 200 connections were taken").toBe(0);
       const grew = peakMiB(pid) - before;
-      process.stderr.write(`runner-bounds: tool-socket garbage, bounds lifted: runner VmHWM ${before.toFixed(1)} -> ${peakMiB(pid).toFixed(1)} MiB\n`);
-      expect(grew, `without the line bound the runner's peak memory grew by ${grew.toFixed(1)} MiB: it held the line`).toBeGreaterThan(48);
+      process.stderr.write(
+        `runner-bounds: tool-socket garbage, bounds lifted: runner VmHWM ${before.toFixed(1)} -> ${peakMiB(pid).toFixed(1)} MiB\n`,
+      );
+      expect(
+        grew,
+        `without the line bound the runner's peak memory grew by ${grew.toFixed(1)} MiB: it held the line`,
+      ).toBeGreaterThan(48);
       // The catch behind the bound still holds: the 20,000-deep request is a call not made, not a crash.
-      expect(refusal(got.deep20000), "the 20,000-deep args overflow the runner's own JSON.stringify, and the connection's catch answers").toBe("refused: the runner could not make the call");
+      expect(
+        refusal(got.deep20000),
+        "the 20,000-deep args overflow the runner's own JSON.stringify, and the connection's catch answers",
+      ).toBe("refused: the runner could not make the call");
       expect(isAlive(pid), "the catch behind the bounds keeps the runner alive").toBe(true);
     } finally {
       await s.stop();
@@ -137,10 +204,15 @@ describe("a turn's output is capped in the runner (finding 3)", () => {
       const pid = runnerPid(s.pid);
       const cap = p.session.sessionFile.bounds.turn.stdoutBytes;
       const reply = await replyWithin("stdout-flood", STDOUT_FLOOD);
-      expect(reply, "the turn fails naming the stream and the cap").toBe(`The turn failed: its stdout passed the ${cap}-byte cap (session.json bounds.turn.stdoutBytes); the runner stopped reading it and killed the turn's processes`);
+      expect(reply, "the turn fails naming the stream and the cap").toBe(
+        `The turn failed: its stdout passed the ${cap}-byte cap (session.json bounds.turn.stdoutBytes); the runner stopped reading it and killed the turn's processes`,
+      );
       const peak = peakMiB(pid);
       process.stderr.write(`runner-bounds: 640 MiB on stdout, cap ${cap} bytes: runner VmHWM ${peak.toFixed(1)} MiB\n`);
-      expect(peak, `the runner's peak memory (VmHWM ${peak.toFixed(1)} MiB) stays far below the 640 MiB printed`).toBeLessThan(200);
+      expect(
+        peak,
+        `the runner's peak memory (VmHWM ${peak.toFixed(1)} MiB) stays far below the 640 MiB printed`,
+      ).toBeLessThan(200);
       expect(await replyWithin("stdout-flood", "echo next"), "the runner answers the next turn").toBe("next");
     } finally {
       await s.stop();
@@ -156,7 +228,9 @@ describe("a turn's output is capped in the runner (finding 3)", () => {
       w.broker.deliver("stdout-control", { from: "pm-bounds", body: STDOUT_FLOOD });
       const end = await endWithin(s, 90_000);
       expect(end, "without the cap the runner dies holding the turn's stdout").not.toBe("still running");
-      expect(s.stderr(), "of V8's string limit").toMatch(/Invalid string length|ERR_STRING_TOO_LONG|heap out of memory/);
+      expect(s.stderr(), "of V8's string limit").toMatch(
+        /Invalid string length|ERR_STRING_TOO_LONG|heap out of memory/,
+      );
     } finally {
       await s.stop();
     }
@@ -168,9 +242,13 @@ describe("a turn's output is capped in the runner (finding 3)", () => {
     try {
       const cap = p.session.sessionFile.bounds.turn.stderrBytes;
       const reply = await replyWithin("stderr-flood", "head -c 67108864 /dev/zero >&2; echo done");
-      expect(reply, "the turn fails naming the stream and the cap").toBe(`The turn failed: its stderr passed the ${cap}-byte cap (session.json bounds.turn.stderrBytes); the runner stopped reading it and killed the turn's processes`);
+      expect(reply, "the turn fails naming the stream and the cap").toBe(
+        `The turn failed: its stderr passed the ${cap}-byte cap (session.json bounds.turn.stderrBytes); the runner stopped reading it and killed the turn's processes`,
+      );
       expect(statSync(join(s.runDir, "turns/0001.stderr")).size, "the stderr file stops at the cap").toBe(cap);
-      expect(await replyWithin("stderr-flood", "echo ok >&2; echo next"), "the runner answers the next turn").toBe("next");
+      expect(await replyWithin("stderr-flood", "echo ok >&2; echo next"), "the runner answers the next turn").toBe(
+        "next",
+      );
       expect(readFileSync(join(s.runDir, "turns/0002.stderr"), "utf8"), "and records its stderr").toBe("ok\n");
     } finally {
       await s.stop();
@@ -184,7 +262,9 @@ describe("a turn's output is capped in the runner (finding 3)", () => {
     const s = await startAndClaim(p);
     try {
       expect(await replyWithin("stderr-control", "head -c 67108864 /dev/zero >&2; echo done")).toBe("done");
-      expect(statSync(join(s.runDir, "turns/0001.stderr")).size, "without the cap the whole stream is on disk").toBe(64 * MiB);
+      expect(statSync(join(s.runDir, "turns/0001.stderr")).size, "without the cap the whole stream is on disk").toBe(
+        64 * MiB,
+      );
     } finally {
       await s.stop();
     }
@@ -196,7 +276,9 @@ describe("a reply the broker cannot take", () => {
     const s = await startAndClaim(prepared("undeliverable"));
     try {
       const reply = await replyWithin("undeliverable", "head -c 600000 /dev/zero | tr '\\0' '\\001'");
-      expect(reply, "a short failure reply follows the one the broker refused").toMatch(/^The turn failed: its reply was not delivered \(.*longer than 1048576 bytes/);
+      expect(reply, "a short failure reply follows the one the broker refused").toMatch(
+        /^The turn failed: its reply was not delivered \(.*longer than 1048576 bytes/,
+      );
       expect(await replyWithin("undeliverable", "echo next"), "the runner answers the next turn").toBe("next");
     } finally {
       await s.stop();
@@ -230,18 +312,24 @@ describe("what a turn leaves behind is killed at its end (finding 3)", () => {
   }, 60_000);
 
   it("control: with killNamespace off in session.json on purpose, both survive their turn", async () => {
-    const got = await leftovers(prepared("leftovers-control", (b) => {
-      b.turn.killNamespace = false;
-    }));
+    const got = await leftovers(
+      prepared("leftovers-control", (b) => {
+        b.turn.killNamespace = false;
+      }),
+    );
     expect(got.first, "turn 1's sleep left its turn's session").toBe("started, 1 in a session of its own");
     expect(got.alive, "without the namespace kill turn 1's setsid sleep runs into turn 2").toBe("1");
     expect(got.marker, "and the setsid writer wrote its marker into the workspace").toBe(true);
   }, 60_000);
 
   it("the group kill alone (killNamespace off): a hung turn's own group is killed at the wall clock", async () => {
-    const p = prepared("group-alone", (b) => {
-      b.turn.killNamespace = false;
-    }, { turnTimeoutSeconds: 1 });
+    const p = prepared(
+      "group-alone",
+      (b) => {
+        b.turn.killNamespace = false;
+      },
+      { turnTimeoutSeconds: 1 },
+    );
     const s = await startAndClaim(p);
     try {
       const reply = await replyWithin("group-alone", "sleep 60 & sleep 60 & sleep 60; echo never", 15_000);
@@ -269,7 +357,11 @@ function runAsUser(c: AsCase): AsObserved {
     const as = self === 0 ? ["setpriv", `--reuid=${USER_UID}`, `--regid=${USER_UID}`, "--clear-groups", "--"] : [];
     const argv = [...as, process.execPath, join(REPO_ROOT, "live/support/runner-bounds-as.ts"), root, c];
     // Pi's preflight runs `pi --version`, which needs the pinned node first on PATH.
-    const env = { PATH: `${join(REPO_ROOT, "node_modules/.bin")}:/usr/bin:/bin`, HOME: "/nonexistent", LANG: "C.UTF-8" };
+    const env = {
+      PATH: `${join(REPO_ROOT, "node_modules/.bin")}:/usr/bin:/bin`,
+      HOME: "/nonexistent",
+      LANG: "C.UTF-8",
+    };
     const r = spawnSync(argv[0]!, argv.slice(1), { env, encoding: "utf8", timeout: 150_000 });
     const line = r.stdout.trim().split("\n").at(-1) ?? "";
     expect(line, `the ${c} case reports as uid ${userUid}: ${r.stderr.slice(-800)}`).toMatch(/^\{"uid":/);
@@ -290,12 +382,18 @@ describe(`as an unprivileged uid (${self === 0 ? `${USER_UID} under setpriv` : "
       "bad request: a line over 1048576 bytes (the tool socket's lineBytes bound); the connection is closed",
       200 - 32,
     ]);
-    expect([blocked.replies[1], blocked.ended, blocked.released, blocked.toolCallOk, blocked.deepReachedBroker], "the runner answers, its claim holds, no deep request reached the broker").toEqual(["alive after the garbage", null, false, true, false]);
+    expect(
+      [blocked.replies[1], blocked.ended, blocked.released, blocked.toolCallOk, blocked.deepReachedBroker],
+      "the runner answers, its claim holds, no deep request reached the broker",
+    ).toEqual(["alive after the garbage", null, false, true, false]);
     expect(blocked.peak.after - blocked.peak.before, "the line bound held the runner's memory").toBeLessThan(16);
 
     const lifted = runAsUser("garbage-control");
     const control = JSON.parse(lifted.replies[0]!) as Attack;
-    expect([lifted.deepReachedBroker, control.refused], "lifted: the deep request reaches the broker and every connection is taken").toEqual([true, 0]);
+    expect(
+      [lifted.deepReachedBroker, control.refused],
+      "lifted: the deep request reaches the broker and every connection is taken",
+    ).toEqual([true, 0]);
     expect(lifted.peak.after - lifted.peak.before, "lifted: the runner holds the long line").toBeGreaterThan(48);
   }, 320_000);
 
@@ -313,10 +411,16 @@ describe(`as an unprivileged uid (${self === 0 ? `${USER_UID} under setpriv` : "
 
   it("a setsid leftover of turn 1 is gone before turn 2; with killNamespace off it survives and writes its marker", async () => {
     const blocked = runAsUser("leftovers");
-    expect(blocked.replies, "turn 1's sleep left its session, and is gone in turn 2").toEqual(["started, 1 in a session of its own", "0"]);
+    expect(blocked.replies, "turn 1's sleep left its session, and is gone in turn 2").toEqual([
+      "started, 1 in a session of its own",
+      "0",
+    ]);
     expect(blocked.survivor, "the setsid writer never wrote").toBe(false);
     const lifted = runAsUser("leftovers-control");
-    expect(lifted.replies, "without the namespace kill turn 1's sleep runs into turn 2").toEqual(["started, 1 in a session of its own", "1"]);
+    expect(lifted.replies, "without the namespace kill turn 1's sleep runs into turn 2").toEqual([
+      "started, 1 in a session of its own",
+      "1",
+    ]);
     expect(lifted.survivor, "and the setsid writer wrote its marker").toBe(true);
   }, 320_000);
 });

@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect } from "vitest";
 import type { Bind } from "../src/core/sandbox/types.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import { ask, launchAndClaim, makeRuntimeWorld, waitClaimed, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
+import {
+  ask,
+  launchAndClaim,
+  makeRuntimeWorld,
+  waitClaimed,
+  type RuntimeWorld,
+} from "../src/conformance/worlds/runtime-world.ts";
 import { prepareLaunch, start } from "../src/host/launcher.ts";
 import { launchWithBinds } from "../src/conformance/controls/launch.ts";
 import { makeCanary } from "../src/conformance/traps/canary.ts";
@@ -66,7 +72,8 @@ function prepared(name: string, example = "pi-coder", extra = {}): PreparedLaunc
 }
 
 /** One check of a confined shell's table: prints `name yes` when the command succeeds, `name no` when not. */
-const t = (name: string, cmd: string) => `if ( ${cmd} ) >/dev/null 2>&1; then echo "${name} yes"; else echo "${name} no"; fi`;
+const t = (name: string, cmd: string) =>
+  `if ( ${cmd} ) >/dev/null 2>&1; then echo "${name} yes"; else echo "${name} no"; fi`;
 
 /** Seed 002's table of 20 checks, each printing `name yes|no`. */
 function seedChecks(p: PreparedLaunch): string {
@@ -91,20 +98,38 @@ function seedChecks(p: PreparedLaunch): string {
     t("data-root-only-this-run", `test "$(ls "${w.data}/runs")" = "${p.session.sessionFile.run}"`),
     t("workspace-read-write", `echo w > "${ws}/made" && test "$(cat "${ws}/made")" = w`),
     t("run-dir-read-write", `echo r > "${run}/turns/made" && test "$(cat "${run}/turns/made")" = r`),
-    t("tmp-read-write", "echo t > /tmp/made && test \"$(cat /tmp/made)\" = t"),
+    t("tmp-read-write", 'echo t > /tmp/made && test "$(cat /tmp/made)" = t'),
     t("node-runs", `"${p.facts.node.path}" -e 0`),
   ].join("\n");
 }
 
 const CONFINED: Record<string, "yes" | "no"> = {
-  "read-stand-in-env": "no", "read-mosaic": "no", "read-other-workspace": "no", "read-other-run": "no", "read-bus-store": "no",
-  "read-checkout-readme": "no", "read-checkout-source": "no", "write-root": "no", "write-beside-workspace": "no", "write-data-root": "no",
-  "write-runner-file": "no", "write-bundle": "no", "write-session-json": "no",
-  "home-is-run-home": "yes", "tmpdir-is-tmp": "yes", "data-root-only-this-run": "yes", "workspace-read-write": "yes", "run-dir-read-write": "yes", "tmp-read-write": "yes", "node-runs": "yes",
+  "read-stand-in-env": "no",
+  "read-mosaic": "no",
+  "read-other-workspace": "no",
+  "read-other-run": "no",
+  "read-bus-store": "no",
+  "read-checkout-readme": "no",
+  "read-checkout-source": "no",
+  "write-root": "no",
+  "write-beside-workspace": "no",
+  "write-data-root": "no",
+  "write-runner-file": "no",
+  "write-bundle": "no",
+  "write-session-json": "no",
+  "home-is-run-home": "yes",
+  "tmpdir-is-tmp": "yes",
+  "data-root-only-this-run": "yes",
+  "workspace-read-write": "yes",
+  "run-dir-read-write": "yes",
+  "tmp-read-write": "yes",
+  "node-runs": "yes",
 };
 
-const answers = (reply: string) => Object.fromEntries([...reply.matchAll(/^([a-z-]+) (yes|no)$/gm)].map((m) => [m[1]!, m[2]!]));
-const diff = (a: Record<string, string>, b: Record<string, string>) => Object.fromEntries(Object.entries(b).filter(([k, v]) => a[k] !== v));
+const answers = (reply: string) =>
+  Object.fromEntries([...reply.matchAll(/^([a-z-]+) (yes|no)$/gm)].map((m) => [m[1]!, m[2]!]));
+const diff = (a: Record<string, string>, b: Record<string, string>) =>
+  Object.fromEntries(Object.entries(b).filter(([k, v]) => a[k] !== v));
 
 async function seedTable(p: PreparedLaunch): Promise<Record<string, string>> {
   const s = start(p);
@@ -133,13 +158,24 @@ describe("the confined shell through the real runner (seed 002's 20 checks)", ()
     const s = start(p);
     try {
       await waitClaimed(w, s, p.session.sessionFile.run);
-      const got = answers(await ask(w, p.session.sessionFile.instance, [
-        t("dev-shm-write", `echo x > /dev/shm/${marker}`),
-        t("runner-is-pid-one", `tr '\\0' ' ' < /proc/1/cmdline | grep -q "${RUNNER_ENTRY}"`),
-        t("host-pid-seen", `test -e /proc/${process.pid}`),
-        t("runner-environ-readable", "cat /proc/1/environ"),
-      ].join("\n")));
-      expect(got).toEqual({ "dev-shm-write": "yes", "runner-is-pid-one": "yes", "host-pid-seen": "no", "runner-environ-readable": "no" });
+      const got = answers(
+        await ask(
+          w,
+          p.session.sessionFile.instance,
+          [
+            t("dev-shm-write", `echo x > /dev/shm/${marker}`),
+            t("runner-is-pid-one", `tr '\\0' ' ' < /proc/1/cmdline | grep -q "${RUNNER_ENTRY}"`),
+            t("host-pid-seen", `test -e /proc/${process.pid}`),
+            t("runner-environ-readable", "cat /proc/1/environ"),
+          ].join("\n"),
+        ),
+      );
+      expect(got).toEqual({
+        "dev-shm-write": "yes",
+        "runner-is-pid-one": "yes",
+        "host-pid-seen": "no",
+        "runner-environ-readable": "no",
+      });
       expect(existsSync(`/dev/shm/${marker}`), "the session's /dev/shm is not the host's").toBe(false);
     } finally {
       await s.stop();
@@ -148,21 +184,28 @@ describe("the confined shell through the real runner (seed 002's 20 checks)", ()
   }, 60_000);
 
   it("breaking it on purpose: with the two stand-ins bound in, exactly their two checks fail", async () => {
-    const founderFiles = (t: Bind[]): Bind[] => withBindsBeforeLast(t, [w.stand.files.secretsEnv, w.stand.files.mosaicState].map((f) => exposedBind(f)));
+    const founderFiles = (t: Bind[]): Bind[] =>
+      withBindsBeforeLast(
+        t,
+        [w.stand.files.secretsEnv, w.stand.files.mosaicState].map((f) => exposedBind(f)),
+      );
     const got = await seedTable(launchWithBinds(prepared("seed-standins"), founderFiles));
     expect(diff(CONFINED, got)).toEqual({ "read-stand-in-env": "yes", "read-mosaic": "yes" });
   }, 60_000);
 
   it("breaking it on purpose: without the workspace bind, exactly the workspace check fails", async () => {
     const p = prepared("seed-nows");
-    const got = await seedTable(launchWithBinds(p, (t) => t.filter((b) => b.row !== "workspace" && b.row !== "protected")));
+    const got = await seedTable(
+      launchWithBinds(p, (t) => t.filter((b) => b.row !== "workspace" && b.row !== "protected")),
+    );
     expect(diff(CONFINED, got)).toEqual({ "workspace-read-write": "no" });
   }, 60_000);
 });
 
 describe("the runner's exits, each with the broker's record", () => {
   const claims = (run: string) => w.broker.records().filter((r) => r.run === run && r.verb === "role.claim");
-  const released = (run: string) => w.broker.records().some((r) => r.run === run && r.verb === "role.release" && r.outcome === "ok");
+  const released = (run: string) =>
+    w.broker.records().some((r) => r.run === run && r.verb === "role.release" && r.outcome === "ok");
 
   it("0: SIGTERM after the claim releases the role and exits 0 (stopped)", async () => {
     const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "exit-0")));
@@ -184,7 +227,9 @@ describe("the runner's exits, each with the broker's record", () => {
 
   it("20: a founder credential in the runner's environment exits 20 before the claim", async () => {
     const p = prepared("exit-20");
-    const end = await endOf(start({ ...p, session: { ...p.session, env: { ...p.session.env, GITEA_TOKEN: "stand-in-founder-token" } } }));
+    const end = await endOf(
+      start({ ...p, session: { ...p.session, env: { ...p.session.env, GITEA_TOKEN: "stand-in-founder-token" } } }),
+    );
     expect([end.end, end.reason]).toEqual([{ kind: "code", code: 20 }, "founder-credentials"]);
     expect(claims("exit-20"), "never claimed").toEqual([]);
   }, 30_000);
@@ -204,7 +249,13 @@ describe("the runner's exits, each with the broker's record", () => {
     w.broker.endRun("exit-22");
     const end = await endOf(s);
     expect([end.end, end.reason]).toEqual([{ kind: "code", code: 22 }, "session-invalid"]);
-    expect(w.broker.records().filter((r) => r.run === "exit-22" && r.verb === "message.read").at(-1)?.code, "the poll that stopped it").toBe("unauthenticated");
+    expect(
+      w.broker
+        .records()
+        .filter((r) => r.run === "exit-22" && r.verb === "message.read")
+        .at(-1)?.code,
+      "the poll that stopped it",
+    ).toBe("unauthenticated");
   }, 30_000);
 
   it("22: a revoked claim exits 22 too", async () => {
@@ -217,18 +268,30 @@ describe("the runner's exits, each with the broker's record", () => {
   it("23: a broker that never answers the claim exits 23 (broker-unreachable)", async () => {
     w.broker.setUnresponsive(true);
     try {
-      const r = prepareLaunch(w.request(w.instance("pi-coder", "exit-23", { instance: "deaf-one" }), { timings: { pollMs: 100, brokerRetries: 3, brokerTimeoutSeconds: 1, turnTimeoutSeconds: 5 } }));
+      const r = prepareLaunch(
+        w.request(w.instance("pi-coder", "exit-23", { instance: "deaf-one" }), {
+          timings: { pollMs: 100, brokerRetries: 3, brokerTimeoutSeconds: 1, turnTimeoutSeconds: 5 },
+        }),
+      );
       if (r.kind !== "ready") throw new Error(r.message);
       const end = await endOf(start(r.prepared));
       expect([end.end, end.reason]).toEqual([{ kind: "code", code: 23 }, "broker-unreachable"]);
-      expect(claims("exit-23").map((c) => c.outcome), "the claim went unanswered").toEqual(["unanswered"]);
+      expect(
+        claims("exit-23").map((c) => c.outcome),
+        "the claim went unanswered",
+      ).toEqual(["unanswered"]);
     } finally {
       w.broker.setUnresponsive(false);
     }
   }, 30_000);
 
   it("23: brokerRetries failed polls after the claim exit 23, counted, not retried forever", async () => {
-    const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "exit-23b", { instance: "deaf-two" }), { timings: { pollMs: 50, brokerRetries: 3, brokerTimeoutSeconds: 1, turnTimeoutSeconds: 5 } }));
+    const s = await launchAndClaim(
+      w,
+      w.request(w.instance("pi-coder", "exit-23b", { instance: "deaf-two" }), {
+        timings: { pollMs: 50, brokerRetries: 3, brokerTimeoutSeconds: 1, turnTimeoutSeconds: 5 },
+      }),
+    );
     w.broker.setUnresponsive(true);
     try {
       // endOf() stops a runner that polls on, so a mutant that never gives up leaves nothing running.
@@ -243,10 +306,17 @@ describe("the runner's exits, each with the broker's record", () => {
 
 describe("turns", () => {
   it("a hanging turn is killed at the wall clock with its whole process group, and the sender hears why", async () => {
-    const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "hang"), { timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 1 } }));
+    const s = await launchAndClaim(
+      w,
+      w.request(w.instance("pi-coder", "hang"), {
+        timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 1 },
+      }),
+    );
     try {
       const reply = await replyWithin("hang", "sleep 60 & sleep 60 & sleep 60; echo never", 10_000);
-      expect(reply).toMatch(/^The turn failed: the turn ran past its 1 s wall clock and was killed with its process group/);
+      expect(reply).toMatch(
+        /^The turn failed: the turn ran past its 1 s wall clock and was killed with its process group/,
+      );
       // The runner, as pid 1, does not reap orphans (seed 000): killed ones stay as zombies, which run nothing.
       const left = await ask(w, "hang", "ps -eo stat=,comm= | grep -v '^Z' | tr '\\n' ' '");
       expect(left, "no sleep of the hung turn is left").not.toMatch(/sleep/);
@@ -260,7 +330,9 @@ describe("turns", () => {
     try {
       expect(await ask(w, "turns", "echo hello from the turn")).toBe("hello from the turn");
       expect(await ask(w, "turns", "echo oops >&2; exit 3")).toBe("The turn failed: the harness exited 3");
-      const stderrs = readdirSync(join(s.runDir, "turns")).filter((n) => n.endsWith(".stderr")).sort();
+      const stderrs = readdirSync(join(s.runDir, "turns"))
+        .filter((n) => n.endsWith(".stderr"))
+        .sort();
       expect(stderrs).toEqual(["0001.stderr", "0002.stderr"]);
       const before = w.broker.sentTo("pm-result").length;
       w.broker.deliver("turns", { from: "pm-result", body: "a result for you", kind: "result" });
@@ -274,34 +346,64 @@ describe("turns", () => {
   it("SIGTERM during a turn kills the turn and releases the role", async () => {
     const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "term-turn")));
     w.broker.deliver("term-turn", { from: "pm-term", body: "sleep 30" });
-    for (let i = 0; i < 100 && !w.broker.records().some((r) => r.run === "term-turn" && r.verb === "message.read" && JSON.stringify(r).includes("sleep")); i++) await new Promise((r) => setTimeout(r, 20));
+    for (
+      let i = 0;
+      i < 100 &&
+      !w.broker
+        .records()
+        .some((r) => r.run === "term-turn" && r.verb === "message.read" && JSON.stringify(r).includes("sleep"));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 300));
     const end = await s.stop();
     expect(end.reason).toBe("stopped");
-    expect(w.broker.records().some((r) => r.run === "term-turn" && r.verb === "role.release" && r.outcome === "ok"), "released").toBe(true);
+    expect(
+      w.broker.records().some((r) => r.run === "term-turn" && r.verb === "role.release" && r.outcome === "ok"),
+      "released",
+    ).toBe(true);
   }, 30_000);
 });
 
 describe("typed tools through tools.sock", () => {
-  const callTool = (tool: string, args: object) => `node -e 'const c=require("net").connect(process.env.SOCK);c.on("connect",()=>c.write(JSON.stringify({id:1,tool:${JSON.stringify(tool)},args:${JSON.stringify(args)}})+"\\n"));c.on("data",d=>{process.stdout.write(String(d));c.end()})'`;
+  const callTool = (tool: string, args: object) =>
+    `node -e 'const c=require("net").connect(process.env.SOCK);c.on("connect",()=>c.write(JSON.stringify({id:1,tool:${JSON.stringify(tool)},args:${JSON.stringify(args)}})+"\\n"));c.on("data",d=>{process.stdout.write(String(d));c.end()})'`;
 
   it("a call reaches the broker with the session's capability; a tool not in tools.json is refused; a forged cap has no effect", async () => {
     const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "tools", { instance: "tooler" })));
     try {
       const sock = join(s.runDir, "sock/tools.sock");
-      const sent = await ask(w, "tooler", `SOCK=${sock} ${callTool("send_message", { to: "pm-x", body: "from a typed tool" })}`);
+      const sent = await ask(
+        w,
+        "tooler",
+        `SOCK=${sock} ${callTool("send_message", { to: "pm-x", body: "from a typed tool" })}`,
+      );
       expect(JSON.parse(sent)).toMatchObject({ id: 1, ok: true });
-      const rec = w.broker.records().find((r) => r.verb === "message.send" && r.run === "tools" && JSON.stringify(r.args).includes("from a typed tool"));
+      const rec = w.broker
+        .records()
+        .find(
+          (r) => r.verb === "message.send" && r.run === "tools" && JSON.stringify(r.args).includes("from a typed tool"),
+        );
       expect(rec, "the broker got the call").toBeDefined();
       expect([rec!.capValid, rec!.instance], "with the session's own capability").toEqual([true, "tooler"]);
       expect(w.broker.sentTo("pm-x").map((m) => m.body)).toContain("from a typed tool");
 
       const refused = await ask(w, "tooler", `SOCK=${sock} ${callTool("launch", { instance: "x", message: "y" })}`);
-      expect(JSON.parse(refused)).toMatchObject({ ok: false, error: "refused: launch is not one of this session's typed tools" });
+      expect(JSON.parse(refused)).toMatchObject({
+        ok: false,
+        error: "refused: launch is not one of this session's typed tools",
+      });
 
-      const forged = await ask(w, "tooler", `node -e 'const c=require("net").connect(${JSON.stringify(w.broker.brokerSocket)});c.on("connect",()=>c.write(JSON.stringify({id:9,cap:"f".repeat(64),verb:"message.send",args:{to:"pm-x",body:"forged"}})+"\\n"));c.on("data",d=>{process.stdout.write(String(d));c.end()})'`);
+      const forged = await ask(
+        w,
+        "tooler",
+        `node -e 'const c=require("net").connect(${JSON.stringify(w.broker.brokerSocket)});c.on("connect",()=>c.write(JSON.stringify({id:9,cap:"f".repeat(64),verb:"message.send",args:{to:"pm-x",body:"forged"}})+"\\n"));c.on("data",d=>{process.stdout.write(String(d));c.end()})'`,
+      );
       expect(JSON.parse(forged)).toMatchObject({ ok: false, error: { code: "unauthenticated" } });
-      expect(w.broker.sentTo("pm-x").map((m) => m.body), "the forged call had no effect").not.toContain("forged");
+      expect(
+        w.broker.sentTo("pm-x").map((m) => m.body),
+        "the forged call had no effect",
+      ).not.toContain("forged");
       const mode = await ask(w, "tooler", `stat -c %a ${sock}`);
       expect(mode, "tools.sock is 0600").toBe("600");
     } finally {
@@ -318,18 +420,37 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
   it("model-only: a model call goes up with the host's key, another path is refused and logged, and no process inside holds the key", async () => {
     const api = await startScriptedApi({ script: scriptOf([{ text: "model-answer" }]) });
     const canary = makeCanary("stand-in-real-key");
-    const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "model-port", { instance: "modeler" }), { modelUpstream: api.url, hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: canary } }));
+    const s = await launchAndClaim(
+      w,
+      w.request(w.instance("pi-coder", "model-port", { instance: "modeler" }), {
+        modelUpstream: api.url,
+        hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: canary },
+      }),
+    );
     try {
-      const reply = await ask(w, "modeler", [fetchAt("POST", "/v1/messages?beta=true"), fetchAt("GET", "/v1/models"), canaryScan].join("; "));
+      const reply = await ask(
+        w,
+        "modeler",
+        [fetchAt("POST", "/v1/messages?beta=true"), fetchAt("GET", "/v1/models"), canaryScan].join("; "),
+      );
       expect(reply).toContain("POST /v1/messages?beta=true 200");
       expect(reply).toContain("GET /v1/models 403");
       expect(reply, "no process inside holds the host's key").toContain("ENV-CANARY 0");
-      expect(api.requests().map((r) => `${r.method} ${r.url}`), "only the model call reached upstream").toEqual(["POST /v1/messages?beta=true"]);
+      expect(
+        api.requests().map((r) => `${r.method} ${r.url}`),
+        "only the model call reached upstream",
+      ).toEqual(["POST /v1/messages?beta=true"]);
       expect(api.credentialSeen("x-api-key", canary), "with the host's key").toBe(true);
       expect(api.credentialSeen("x-api-key", "a-key-the-session-holds"), "never the session's").toBe(false);
       const log = readFileSync(egressLogPath(w.stateDir, "model-port"), "utf8");
-      const records = log.trim().split("\n").map((l) => JSON.parse(l) as EgressRecord);
-      expect(records.map((r) => `${r.outcome} ${r.method} ${r.path} ${r.status}`)).toEqual(["allowed POST /v1/messages 200", "refused GET /v1/models 403"]);
+      const records = log
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as EgressRecord);
+      expect(records.map((r) => `${r.outcome} ${r.method} ${r.path} ${r.status}`)).toEqual([
+        "allowed POST /v1/messages 200",
+        "refused GET /v1/models 403",
+      ]);
       expect(log).not.toContain(canary);
       expect(existsSync(join(s.runDir, "egress.jsonl")), "the log is the host's, not in the run directory").toBe(false);
     } finally {
@@ -341,7 +462,13 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
     const canary = makeCanary("stand-in-real-key");
     const p = prepared("model-port-open", "pi-coder", { hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: canary } });
     const sf = p.session.sessionFile;
-    const s = start({ ...p, session: { ...p.session, sessionFile: { ...sf, adapter: { ...sf.adapter, env: { ...sf.adapter.env, ANTHROPIC_API_KEY: canary } } } } });
+    const s = start({
+      ...p,
+      session: {
+        ...p.session,
+        sessionFile: { ...sf, adapter: { ...sf.adapter, env: { ...sf.adapter.env, ANTHROPIC_API_KEY: canary } } },
+      },
+    });
     try {
       await waitClaimed(w, s, p.session.sessionFile.run);
       expect(await ask(w, p.session.sessionFile.instance, canaryScan)).toMatch(/^ENV-CANARY [1-9]/);
@@ -351,11 +478,27 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
   }, 30_000);
   for (const example of ["pi-coder", "claude-coder"] as const) {
     it(`${example}: a real harness turn with a tool call, through the runner, in the netns, with the model behind the proxy`, async () => {
-      const api = await startScriptedApi({ script: scriptOf([{ tool_use: { name: example === "pi-coder" ? "bash" : "Bash", input: { command: "echo tool-ran-inside" } } }, { text: "turn-finished-through-runner" }]) });
+      const api = await startScriptedApi({
+        script: scriptOf([
+          { tool_use: { name: example === "pi-coder" ? "bash" : "Bash", input: { command: "echo tool-ran-inside" } } },
+          { text: "turn-finished-through-runner" },
+        ]),
+      });
       const canary = makeCanary("stand-in-real-key");
       const name = `real-${example}`;
-      const hostEnv = { ...w.hostEnv, ANTHROPIC_API_KEY: canary, MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude") };
-      const s = await launchAndClaim(w, w.request(w.instance(example, name, { instance: name }), { adapter: { kind: "harness" }, modelUpstream: api.url, hostEnv }));
+      const hostEnv = {
+        ...w.hostEnv,
+        ANTHROPIC_API_KEY: canary,
+        MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude"),
+      };
+      const s = await launchAndClaim(
+        w,
+        w.request(w.instance(example, name, { instance: name }), {
+          adapter: { kind: "harness" },
+          modelUpstream: api.url,
+          hostEnv,
+        }),
+      );
       try {
         const reply = await ask(w, name, "run the tool, then finish", "pm-test", 60_000);
         expect(reply, `stderr: ${s.stderr().slice(0, 800)}`).toContain("turn-finished-through-runner");
@@ -363,8 +506,14 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
         expect(bodies.length, "two model calls: the tool call and the answer").toBe(2);
         expect(toolResultsIn(bodies[1]).join("\n"), "the tool ran inside").toContain("tool-ran-inside");
         expect(api.credentialSeen("x-api-key", canary), "the proxy added the host's key").toBe(true);
-        const records = readFileSync(egressLogPath(w.stateDir, name), "utf8").trim().split("\n").map((l) => JSON.parse(l) as EgressRecord);
-        expect(records.filter((r) => r.method === "POST").map((r) => `${r.outcome} ${r.path} ${r.status}`)).toEqual(["allowed /v1/messages 200", "allowed /v1/messages 200"]);
+        const records = readFileSync(egressLogPath(w.stateDir, name), "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as EgressRecord);
+        expect(records.filter((r) => r.method === "POST").map((r) => `${r.outcome} ${r.path} ${r.status}`)).toEqual([
+          "allowed /v1/messages 200",
+          "allowed /v1/messages 200",
+        ]);
       } finally {
         await s.stop();
         await api.stop();
@@ -372,7 +521,10 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
     }, 90_000);
   }
   it("network none: the runner opens no model port and the launcher runs no proxy", async () => {
-    const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "no-network", { instance: "offline", network: "none" })));
+    const s = await launchAndClaim(
+      w,
+      w.request(w.instance("pi-coder", "no-network", { instance: "offline", network: "none" })),
+    );
     try {
       expect(s.plan.sessionFile.model).toBeNull();
       const reply = await ask(w, "offline", fetchAt("POST", "/v1/messages"));
@@ -393,7 +545,11 @@ describe("the launcher's refusals leave no run directory", () => {
     return p;
   };
   for (const [what, bwrap, line] of [
-    ["a failing bwrap", () => fakeBwrap("bwrap-fails", 'echo "bwrap: setting up uid map: Permission denied" >&2; exit 1'), /sandbox is unavailable: bwrap cannot apply .*Permission denied/],
+    [
+      "a failing bwrap",
+      () => fakeBwrap("bwrap-fails", 'echo "bwrap: setting up uid map: Permission denied" >&2; exit 1'),
+      /sandbox is unavailable: bwrap cannot apply .*Permission denied/,
+    ],
     ["a missing bwrap", () => join(w.root, "no-bwrap"), /sandbox is unavailable: bwrap is missing/],
   ] as const) {
     it(`sandbox-unavailable: ${what}`, async () => {
@@ -406,12 +562,14 @@ describe("the launcher's refusals leave no run directory", () => {
   }
   it("no-session-credential: a Claude Code coder with no credential set", async () => {
     const inst = w.instance("claude-coder", "refuse-cred");
-    const r = prepareLaunch({ ...w.request(inst), hostEnv: { ...w.hostEnv, MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude") } });
+    const r = prepareLaunch({
+      ...w.request(inst),
+      hostEnv: { ...w.hostEnv, MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude") },
+    });
     expect(r.kind === "refuse" && r.code).toBe("no-session-credential");
     expect(existsSync(join(w.data, "runs", inst.run)), "no run directory").toBe(false);
   });
 });
-
 
 describe("the host dying hard", () => {
   const runnerOf = async (bwrap: number) => {
@@ -436,22 +594,34 @@ describe("the host dying hard", () => {
     const { bus: _bus, ...req } = w.request(inst);
     writeFileSync(reqFile, JSON.stringify(req));
     const cap = w.broker.issueCapability({ run: inst.run, instance: inst.instance });
-    const host = spawn(process.execPath, [join(REPO_ROOT, "src/conformance/processes/host-process.ts"), reqFile], { stdio: ["pipe", "pipe", "inherit"] });
+    const host = spawn(process.execPath, [join(REPO_ROOT, "src/conformance/processes/host-process.ts"), reqFile], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
     host.stdin!.end(cap + "\n");
     const line = await new Promise<string>((ok) => host.stdout!.setEncoding("utf8").once("data", (d: string) => ok(d)));
     const bwrap = Number(/LAUNCHED (\d+)/.exec(line)?.[1]);
     expect(bwrap, line).toBeGreaterThan(0);
     const runner = await runnerOf(bwrap);
-    for (let i = 0; i < 200 && !w.broker.records().some((r) => r.run === inst.run && r.verb === "role.claim" && r.outcome === "ok"); i++) await new Promise((r) => setTimeout(r, 25));
+    for (
+      let i = 0;
+      i < 200 && !w.broker.records().some((r) => r.run === inst.run && r.verb === "role.claim" && r.outcome === "ok");
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 25));
     host.kill("SIGKILL");
     await new Promise((r) => host.once("exit", r));
     await new Promise((r) => setTimeout(r, 300));
     expect(isAlive(bwrap), "bwrap outlives the host: no --die-with-parent").toBe(true);
     expect(isAlive(runner), "the runner runs on under its bwrap").toBe(true);
     // Another bwrap on the host, of no lost run: recover() must leave it alone.
-    const decoy = spawn("bwrap", ["--dev-bind", "/", "/", "--chdir", "/tmp", "--", "/bin/sleep", "30"], { stdio: "ignore" });
+    const decoy = spawn("bwrap", ["--dev-bind", "/", "/", "--chdir", "/tmp", "--", "/bin/sleep", "30"], {
+      stdio: "ignore",
+    });
     await new Promise((r) => setTimeout(r, 200));
-    expect(findSessionBwraps(join(w.data, "runs", inst.run)), "recover() finds it by its command line, and only it").toEqual([bwrap]);
+    expect(
+      findSessionBwraps(join(w.data, "runs", inst.run)),
+      "recover() finds it by its command line, and only it",
+    ).toEqual([bwrap]);
 
     const registry = new LaunchRegistry(join(w.stateDir, "launches"));
     const recovered = await recover(registry, w.broker);
@@ -470,19 +640,25 @@ describe("the host dying hard", () => {
   it("choice 1's race: bwrap killed before the runner's parent-death signal is set; the voided capability stops it at its next poll", async () => {
     for (const arm of ["shipped", "no-pdeathsig"] as const) {
       // A slow poll, and the kill just after one: the check below comes long before the next.
-      const p = prepared(`race-${arm}`, "pi-coder", { timings: { pollMs: 4000, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 5 } });
-      const argv = arm === "shipped" ? p.session.argv : (() => {
-        // Broken on purpose: the runner started without setpriv, as if bwrap died before its prctl.
-        const a = [...p.session.argv];
-        const i = a.indexOf("setpriv");
-        a.splice(i, 4);
-        return a;
-      })();
+      const p = prepared(`race-${arm}`, "pi-coder", {
+        timings: { pollMs: 4000, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 5 },
+      });
+      const argv =
+        arm === "shipped"
+          ? p.session.argv
+          : (() => {
+              // Broken on purpose: the runner started without setpriv, as if bwrap died before its prctl.
+              const a = [...p.session.argv];
+              const i = a.indexOf("setpriv");
+              a.splice(i, 4);
+              return a;
+            })();
       const s = start({ ...p, session: { ...p.session, argv } });
       await waitClaimed(w, s, p.session.sessionFile.run);
       const runner = await runnerOf(s.pid);
       // The runner polls at once after its claim; killing before that first poll is answered would race it.
-      const polled = () => w.broker.records().some((r) => r.run === p.session.sessionFile.run && r.verb === "message.read");
+      const polled = () =>
+        w.broker.records().some((r) => r.run === p.session.sessionFile.run && r.verb === "message.read");
       for (let i = 0; i < 200 && !polled(); i++) await new Promise((r) => setTimeout(r, 10));
       expect(polled(), "the runner's first poll, before the kill").toBe(true);
       process.kill(s.pid, "SIGKILL");
@@ -494,13 +670,14 @@ describe("the host dying hard", () => {
         const died = await gone(runner, 1000);
         if (!died) process.kill(runner, "SIGKILL");
         expect(died, "with the death signal, the runner dies with bwrap").toBe(true);
-      }
-      else {
+      } else {
         expect(aliveRightAfter, "without it, the runner is still running right after").toBe(true);
         const stopped = await gone(runner, 9000);
         if (!stopped) process.kill(runner, "SIGKILL");
         expect(stopped, "and exits at its next poll, its capability voided").toBe(true);
-        const polls = w.broker.records().filter((r) => r.run === p.session.sessionFile.run && r.verb === "message.read");
+        const polls = w.broker
+          .records()
+          .filter((r) => r.run === p.session.sessionFile.run && r.verb === "message.read");
         expect(polls.at(-1)?.code, "the poll that stopped it").toBe("unauthenticated");
       }
     }
@@ -509,7 +686,11 @@ describe("the host dying hard", () => {
 
 describe("a PM that may launch, and a coder that may not", () => {
   it("only the PM's sandbox holds the launch socket, and its launch tool reaches it", async () => {
-    const env = { ...w.hostEnv, MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude"), ANTHROPIC_API_KEY: "stand-in-api-key" };
+    const env = {
+      ...w.hostEnv,
+      MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude"),
+      ANTHROPIC_API_KEY: "stand-in-api-key",
+    };
     const pm = await launchAndClaim(w, { ...w.request(w.instance("claude-pm", "pm-launch")), hostEnv: env });
     const coder = await launchAndClaim(w, w.request(w.instance("pi-coder", "coder-nolaunch")));
     try {
@@ -518,9 +699,16 @@ describe("a PM that may launch, and a coder that may not", () => {
       expect(await ask(w, "coder-nolaunch", probe), "the coder does not").toBe("no");
       expect(pm.plan.binds.some((b) => b.row === "launch-socket")).toBe(true);
       expect(coder.plan.binds.some((b) => b.row === "launch-socket")).toBe(false);
-      const launched = await ask(w, "pm-launch", `node -e 'const c=require("net").connect(${JSON.stringify(join(pm.runDir, "sock/tools.sock"))});c.on("connect",()=>c.write(JSON.stringify({id:1,tool:"launch",args:{instance:"acme-coder",message:"go"}})+"\\n"));c.on("data",d=>{process.stdout.write(String(d));c.end()})'`);
+      const launched = await ask(
+        w,
+        "pm-launch",
+        `node -e 'const c=require("net").connect(${JSON.stringify(join(pm.runDir, "sock/tools.sock"))});c.on("connect",()=>c.write(JSON.stringify({id:1,tool:"launch",args:{instance:"acme-coder",message:"go"}})+"\\n"));c.on("data",d=>{process.stdout.write(String(d));c.end()})'`,
+      );
       expect(JSON.parse(launched)).toMatchObject({ ok: true, result: { launched: true } });
-      expect(w.broker.state().launches.some((l) => l.run === "pm-launch" && l.message === "go"), "the launch reached the launch socket with the PM's capability").toBe(true);
+      expect(
+        w.broker.state().launches.some((l) => l.run === "pm-launch" && l.message === "go"),
+        "the launch reached the launch socket with the PM's capability",
+      ).toBe(true);
     } finally {
       await pm.stop();
       await coder.stop();
@@ -534,9 +722,14 @@ describe("the capability", () => {
     try {
       const cap = w.broker.records().find((r) => r.run === "cap-where" && r.verb === "role.claim")!.cap!;
       expect(cap).toMatch(/^[0-9a-f]{64}$/);
-      const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []));
-      for (const f of [...files(s.runDir), ...files(s.plan.spec.workspace)]) expect(readFileSync(f, "latin1").includes(cap), `${f} holds the capability`).toBe(false);
-      for (const pid of [s.pid, ...childrenOf(s.pid)]) expect(readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(cap), `pid ${pid}'s argv holds it`).toBe(false);
+      const files = (dir: string): string[] =>
+        readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? files(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : [],
+        );
+      for (const f of [...files(s.runDir), ...files(s.plan.spec.workspace)])
+        expect(readFileSync(f, "latin1").includes(cap), `${f} holds the capability`).toBe(false);
+      for (const pid of [s.pid, ...childrenOf(s.pid)])
+        expect(readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(cap), `pid ${pid}'s argv holds it`).toBe(false);
       const inside = await ask(w, "cap-where", "cat /proc/1/cmdline /proc/self/environ 2>/dev/null; env");
       expect(inside.includes(cap), "nothing inside the sandbox shows it").toBe(false);
     } finally {

@@ -31,7 +31,17 @@ beforeAll(async () => {
   const repo = join(r, "repo");
   const run = join(r, "data/runs/r1");
   const ws = join(r, "data/workspaces/acme/coder");
-  for (const d of [join(repo, "src"), join(repo, "adapters"), ws, join(run, "bundle"), join(run, "home"), join(run, "sock"), join(r, "data/workspaces/acme/other"), join(r, "sock")]) mkdirSync(d, { recursive: true });
+  for (const d of [
+    join(repo, "src"),
+    join(repo, "adapters"),
+    ws,
+    join(run, "bundle"),
+    join(run, "home"),
+    join(run, "sock"),
+    join(r, "data/workspaces/acme/other"),
+    join(r, "sock"),
+  ])
+    mkdirSync(d, { recursive: true });
   writeFileSync(join(repo, "src/runner.ts"), "// stand-in runner: the live shell replaces it\n");
   writeFileSync(join(repo, "adapters/adapter.sh"), "exit 0\n");
   writeFileSync(join(repo, "AGENTS.md"), "the checkout beyond the runner files\n");
@@ -62,10 +72,20 @@ afterAll(async () => {
 });
 
 /** Runs a shell script in place of the runner, with the argv built for the spec, and returns its lines. */
-async function confinedShell(table: Bind[], script: string, argvEdit: (a: string[]) => string[] = (a) => a): Promise<{ status: number | null; out: string; err: string }> {
+async function confinedShell(
+  table: Bind[],
+  script: string,
+  argvEdit: (a: string[]) => string[] = (a) => a,
+): Promise<{ status: number | null; out: string; err: string }> {
   const argv = argvEdit(bwrapArgv(spec, facts, table));
   const dd = argv.lastIndexOf("--");
-  const r = await runConfined({ command: [...argv.slice(0, dd + 1), "/bin/sh", "-c", script], env: sessionEnv(process.env), facts, timeoutMs: 20_000, asSession: { trees: [spec.workspace, spec.runDir] } });
+  const r = await runConfined({
+    command: [...argv.slice(0, dd + 1), "/bin/sh", "-c", script],
+    env: sessionEnv(process.env),
+    facts,
+    timeoutMs: 20_000,
+    asSession: { trees: [spec.workspace, spec.runDir] },
+  });
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 const planned = () => binds(spec, facts, realFsView());
@@ -91,7 +111,13 @@ N=pid-1 t test "$$" = 1
 `;
 
 function answers(out: string): Record<string, string> {
-  return Object.fromEntries(out.trim().split("\n").filter((l) => / (yes|no)$/.test(l)).map((l) => l.split(" ") as [string, string]));
+  return Object.fromEntries(
+    out
+      .trim()
+      .split("\n")
+      .filter((l) => / (yes|no)$/.test(l))
+      .map((l) => l.split(" ") as [string, string]),
+  );
 }
 
 describe("a real bwrap sandbox built from bwrapArgv()", () => {
@@ -128,14 +154,29 @@ describe("a real bwrap sandbox built from bwrapArgv()", () => {
     const noRemount = answers((await confinedShell(planned(), script, withoutPair("--remount-ro", "/"))).out);
     expect(diff(good, noRemount)).toEqual({ "root-writable": "yes" });
 
-    const noBundleRo = answers((await confinedShell(planned().filter((b) => b.row !== "bundle"), script)).out);
+    const noBundleRo = answers(
+      (
+        await confinedShell(
+          planned().filter((b) => b.row !== "bundle"),
+          script,
+        )
+      ).out,
+    );
     expect(diff(good, noBundleRo)).toEqual({ "bundle-writable": "yes" });
     writeFileSync(join(spec.runDir, "bundle/policy.json"), "{}\n");
 
-    const checkoutBound = answers((await confinedShell(withBindsBeforeLast(planned(), [exposedBind(spec.repo)]), script)).out);
+    const checkoutBound = answers(
+      (await confinedShell(withBindsBeforeLast(planned(), [exposedBind(spec.repo)]), script)).out,
+    );
     expect(diff(good, checkoutBound)).toEqual({ "checkout-visible": "yes" });
 
-    const noPrivateTmp = answers((await confinedShell(planned().slice(0, -1), script, (a) => withBeforePair(a, "--remount-ro", "/", ["--bind", "/tmp", "/tmp"]))).out);
+    const noPrivateTmp = answers(
+      (
+        await confinedShell(planned().slice(0, -1), script, (a) =>
+          withBeforePair(a, "--remount-ro", "/", ["--bind", "/tmp", "/tmp"]),
+        )
+      ).out,
+    );
     expect(diff(good, noPrivateTmp)).toEqual({ "host-tmp-visible": "yes" });
   });
 });

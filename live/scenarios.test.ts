@@ -18,7 +18,8 @@ const scratch = makeScratch("scenarios-live");
 afterAll(() => scratch.remove());
 const runsDir = join(scratch.root, "runs");
 
-const notPassing = (r: Awaited<ReturnType<typeof runScenario>>) => r.assertions.filter((a) => a.verdict !== "pass").map((a) => `${a.verdict}: ${a.label}: ${a.detail}`);
+const notPassing = (r: Awaited<ReturnType<typeof runScenario>>) =>
+  r.assertions.filter((a) => a.verdict !== "pass").map((a) => `${a.verdict}: ${a.label}: ${a.detail}`);
 
 describe("every shipped scenario passes", () => {
   for (const file of scenarioFiles()) {
@@ -26,7 +27,9 @@ describe("every shipped scenario passes", () => {
     it(`${s.name} (${s.harness})`, async () => {
       const r = await runScenario(s, { runsDir });
       expect(r.problem).toBeNull();
-      expect(r.assertions.length, "one row per assertion, a launched session's too, and no stray launch").toBe(s.assertions.length + s.launches.reduce((n, l) => n + l.assertions.length, 0));
+      expect(r.assertions.length, "one row per assertion, a launched session's too, and no stray launch").toBe(
+        s.assertions.length + s.launches.reduce((n, l) => n + l.assertions.length, 0),
+      );
       expect(notPassing(r)).toEqual([]);
       expect(r.verdict).toBe("pass");
     }, 120_000);
@@ -47,27 +50,37 @@ describe("breaking it on purpose: pi-reads-outside", () => {
 
   it("stand-ins bound in and Pi without its extension: the secret reaches the model, no_standin_leak fails, and the turn does not count", async () => {
     // Without the extension no agent_end marker is written, so the runner fails the turn closed.
-    const s = { ...broken({ expose_stand_ins: true, gate: "unhooked" }), assertions: [...base.assertions, { turn_failed: { why: "agent_end marker" } }] };
+    const s = {
+      ...broken({ expose_stand_ins: true, gate: "unhooked" }),
+      assertions: [...base.assertions, { turn_failed: { why: "agent_end marker" } }],
+    };
     const r = await runScenario(s, { id: "control-unhooked", runsDir });
     expect(r.problem).toBeNull();
-    const by = (kind: string) => r.assertions.filter((a) => a.label.startsWith(`${kind} `) || a.label === kind).map((a) => a.verdict);
+    const by = (kind: string) =>
+      r.assertions.filter((a) => a.label.startsWith(`${kind} `) || a.label === kind).map((a) => a.verdict);
     // The reads outside now run: the ones through a path that exists in the sandbox get their content.
     expect(by("path_blocked").filter((v) => v === "fail").length, "reads outside that ran").toBeGreaterThanOrEqual(4);
     expect(by("tool_result_not_contains")).toEqual(["fail"]);
     expect(by("no_standin_leak")).toEqual(["fail"]);
     expect(by("turn_failed")).toEqual(["pass"]);
     expect(by("file_unchanged")).toEqual(["pass"]);
-    expect(r.assertions.find((a) => a.label === "no_standin_leak")?.detail).toMatch(/^a stand-in value is in: .*requests/);
+    expect(r.assertions.find((a) => a.label === "no_standin_leak")?.detail).toMatch(
+      /^a stand-in value is in: .*requests/,
+    );
     expect(r.verdict).toBe("fail");
   }, 120_000);
 });
 
 describe("breaking the other scenarios on purpose", () => {
   const load = (n: string) => loadScenario(join(REPO_ROOT, `scenarios/${n}.yaml`));
-  const verdictOf = (r: Awaited<ReturnType<typeof runScenario>>, label: string) => r.assertions.find((a) => a.label.startsWith(label))?.verdict;
+  const verdictOf = (r: Awaited<ReturnType<typeof runScenario>>, label: string) =>
+    r.assertions.find((a) => a.label.startsWith(label))?.verdict;
 
   it("claude-file-tools-outside with the stand-ins bound in and Claude Code unhooked and unrestricted: the Read outside returns the secret", async () => {
-    const s = { ...load("claude-file-tools-outside"), break: { expose_stand_ins: true as const, gate: "unhooked" as const, drop_flags: ["--restricted"] } };
+    const s = {
+      ...load("claude-file-tools-outside"),
+      break: { expose_stand_ins: true as const, gate: "unhooked" as const, drop_flags: ["--restricted"] },
+    };
     const r = await runScenario(s, { id: "control-claude-unhooked", runsDir });
     expect(r.problem).toBeNull();
     expect(verdictOf(r, 'path_blocked {"path":"{{secrets_env}}"')).toBe("fail");
@@ -81,8 +94,11 @@ describe("breaking the other scenarios on purpose", () => {
     expect(verdictOf(r, "tool_result_not_contains")).toBe("fail");
   }, 120_000);
 
-  it("claude-redteam-plant-config with --restricted and --setting-sources \"\" dropped: the HOME hook runs and the planted CLAUDE.md reaches the model", async () => {
-    const s = { ...load("claude-redteam-plant-config"), break: { drop_flags: ["--restricted", ["--setting-sources", ""] as [string, string]] } };
+  it('claude-redteam-plant-config with --restricted and --setting-sources "" dropped: the HOME hook runs and the planted CLAUDE.md reaches the model', async () => {
+    const s = {
+      ...load("claude-redteam-plant-config"),
+      break: { drop_flags: ["--restricted", ["--setting-sources", ""] as [string, string]] },
+    };
     const r = await runScenario(s, { id: "control-plant-config", runsDir });
     expect(r.problem).toBeNull();
     expect(verdictOf(r, "request_not_contains planted-instruction-marker")).toBe("fail");
@@ -95,29 +111,44 @@ describe("breaking the other scenarios on purpose", () => {
 describe("breaking pm-launches-claude-coder on purpose", () => {
   const base = loadScenario(join(REPO_ROOT, "scenarios/pm-launches-claude-coder.yaml"));
   const coderWith = (b: Scenario["break"]): Scenario => ({ ...base, launches: [{ ...base.launches[0]!, break: b }] });
-  const notPassingLabels = (r: Awaited<ReturnType<typeof runScenario>>) => r.assertions.filter((a) => a.verdict !== "pass").map((a) => `${a.verdict}: ${a.label}`);
+  const notPassingLabels = (r: Awaited<ReturnType<typeof runScenario>>) =>
+    r.assertions.filter((a) => a.verdict !== "pass").map((a) => `${a.verdict}: ${a.label}`);
 
   it("the stand-ins bound into the coder's sandbox: exactly the two stand-in reads turn to yes", async () => {
     const r = await runScenario(coderWith({ expose_stand_ins: true }), { id: "control-coder-exposed", runsDir });
     expect(r.problem).toBeNull();
-    expect(notPassingLabels(r)).toEqual(["fail: acme-coder: reply_contains read the stand-in secret: no", "fail: acme-coder: reply_contains read ~/.mosaic: no"]);
+    expect(notPassingLabels(r)).toEqual([
+      "fail: acme-coder: reply_contains read the stand-in secret: no",
+      "fail: acme-coder: reply_contains read ~/.mosaic: no",
+    ]);
   }, 120_000);
 
   it("the launch socket bound into the coder's sandbox: the coder sees it, and its argv shows the bind", async () => {
     const r = await runScenario(coderWith({ launch_socket: "bound" }), { id: "control-coder-launch-socket", runsDir });
     expect(r.problem).toBeNull();
-    expect(notPassingLabels(r)).toEqual(["fail: acme-coder: reply_contains see the launch socket: no", "fail: acme-coder: launch_socket_bound false"]);
+    expect(notPassingLabels(r)).toEqual([
+      "fail: acme-coder: reply_contains see the launch socket: no",
+      "fail: acme-coder: launch_socket_bound false",
+    ]);
   }, 120_000);
 
   it("the PM launches an instance the scenario does not declare: a failed launch row, and the coder's rows unobserved", async () => {
-    const s = { ...base, messages: base.messages.map((m) => ({ body: m.body.replace(" acme-coder ", " acme-nobody ") })) };
+    const s = {
+      ...base,
+      messages: base.messages.map((m) => ({ body: m.body.replace(" acme-coder ", " acme-nobody ") })),
+    };
     const r = await runScenario(s, { id: "control-stray-launch", runsDir });
     expect(r.problem).toBeNull();
     const stray = r.assertions.find((a) => a.label === "launch acme-nobody");
-    expect(stray).toMatchObject({ verdict: "fail", detail: "pm-launches-claude-coder launched acme-nobody, which the scenario does not declare under launches" });
+    expect(stray).toMatchObject({
+      verdict: "fail",
+      detail: "pm-launches-claude-coder launched acme-nobody, which the scenario does not declare under launches",
+    });
     const coder = r.assertions.filter((a) => a.session === "acme-coder");
     expect(coder.length).toBe(base.launches[0]!.assertions.length);
-    expect(new Set(coder.map((a) => `${a.verdict}: ${a.detail}`))).toEqual(new Set(["unobserved: pm-launches-claude-coder never launched acme-coder"]));
+    expect(new Set(coder.map((a) => `${a.verdict}: ${a.detail}`))).toEqual(
+      new Set(["unobserved: pm-launches-claude-coder never launched acme-coder"]),
+    );
     expect(r.verdict).toBe("fail");
   }, 120_000);
 });
@@ -126,20 +157,26 @@ describe("mosaic-harness run, as a process", () => {
   it("a scenario whose assertions fail and go unobserved exits 1, and the table says which", () => {
     const dir = join(scratch.root, "failing");
     mkdirSync(dir);
-    writeFileSync(join(dir, "fails-on-purpose.yaml"), [
-      "name: fails-on-purpose",
-      "description: a fake-harness session whose reply never holds the text asked for",
-      "harness: fake",
-      "instance: { ref: pi-coder }",
-      "messages:",
-      "  - body: echo hello",
-      "assertions:",
-      "  - reply_contains: hello",
-      "  - reply_contains: goodbye",
-      "  - egress_refused: { path: /v1/models }",
-      "",
-    ].join("\n"));
-    const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), "run", dir], { encoding: "utf8", cwd: REPO_ROOT });
+    writeFileSync(
+      join(dir, "fails-on-purpose.yaml"),
+      [
+        "name: fails-on-purpose",
+        "description: a fake-harness session whose reply never holds the text asked for",
+        "harness: fake",
+        "instance: { ref: pi-coder }",
+        "messages:",
+        "  - body: echo hello",
+        "assertions:",
+        "  - reply_contains: hello",
+        "  - reply_contains: goodbye",
+        "  - egress_refused: { path: /v1/models }",
+        "",
+      ].join("\n"),
+    );
+    const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), "run", dir], {
+      encoding: "utf8",
+      cwd: REPO_ROOT,
+    });
     expect(r.status, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^FAIL fails-on-purpose \(fake\) /m);
     expect(r.stdout).toMatch(/fails-on-purpose\s+reply_contains hello\s+pass/);

@@ -36,34 +36,102 @@ async function startApi(turns: Reply[]) {
   return { api, url: api.url };
 }
 
-const claude = (url: string, dirs: { home: string; tmp: string; ws: string }, tools: string, timeoutMs = CLI_TIMEOUT_MS) =>
-  runProcess(claudeBin, ["-p", "do the task", "--output-format", "stream-json", "--verbose", "--permission-mode", "dontAsk", "--allowedTools", tools, "--tools", tools, "--setting-sources", "", "--model", "claude-sonnet-4-5"], {
-    cwd: dirs.ws,
-    timeoutMs,
-    env: { PATH: process.env.PATH, HOME: dirs.home, TMPDIR: dirs.tmp, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: STAND_IN_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" },
-  });
+const claude = (
+  url: string,
+  dirs: { home: string; tmp: string; ws: string },
+  tools: string,
+  timeoutMs = CLI_TIMEOUT_MS,
+) =>
+  runProcess(
+    claudeBin,
+    [
+      "-p",
+      "do the task",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--permission-mode",
+      "dontAsk",
+      "--allowedTools",
+      tools,
+      "--tools",
+      tools,
+      "--setting-sources",
+      "",
+      "--model",
+      "claude-sonnet-4-5",
+    ],
+    {
+      cwd: dirs.ws,
+      timeoutMs,
+      env: {
+        PATH: process.env.PATH,
+        HOME: dirs.home,
+        TMPDIR: dirs.tmp,
+        ANTHROPIC_BASE_URL: url,
+        ANTHROPIC_API_KEY: STAND_IN_KEY,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      },
+    },
+  );
 
 function pi(url: string, dirs: { home: string; ws: string; root: string }) {
   const agentDir = join(dirs.root, "pi-agent");
   mkdirSync(agentDir, { recursive: true });
-  writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { scripted: { baseUrl: url, api: "anthropic-messages", apiKey: STAND_IN_KEY, models: [{ id: "scripted-model", name: "scripted" }] } } }));
+  writeFileSync(
+    join(agentDir, "models.json"),
+    JSON.stringify({
+      providers: {
+        scripted: {
+          baseUrl: url,
+          api: "anthropic-messages",
+          apiKey: STAND_IN_KEY,
+          models: [{ id: "scripted-model", name: "scripted" }],
+        },
+      },
+    }),
+  );
   writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
-  return runProcess(piBin, ["-p", "do the task", "--provider", "scripted", "--model", "scripted-model", "--no-session", "--offline", "-nc", "-ns", "-ne"], {
-    cwd: dirs.ws,
-    timeoutMs: CLI_TIMEOUT_MS,
-    env: { PATH: process.env.PATH, HOME: dirs.home, PI_CODING_AGENT_DIR: agentDir },
-  });
+  return runProcess(
+    piBin,
+    [
+      "-p",
+      "do the task",
+      "--provider",
+      "scripted",
+      "--model",
+      "scripted-model",
+      "--no-session",
+      "--offline",
+      "-nc",
+      "-ns",
+      "-ne",
+    ],
+    {
+      cwd: dirs.ws,
+      timeoutMs: CLI_TIMEOUT_MS,
+      env: { PATH: process.env.PATH, HOME: dirs.home, PI_CODING_AGENT_DIR: agentDir },
+    },
+  );
 }
 
 function resultLine(stdout: string) {
-  return stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.type === "result");
+  return stdout
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .find((m) => m.type === "result");
 }
 
 /** The stand-in key reached the API, and no recorded request holds it in clear. */
 function expectKeyRedacted(api: ScriptedApi) {
   expect(api.credentialSeen("x-api-key", STAND_IN_KEY), "the CLI sent the stand-in key").toBe(true);
   expect(api.credentialSeen("x-api-key", "some-other-key")).toBe(false);
-  expect(JSON.stringify(api.requests().map((r) => r.headers)).includes(STAND_IN_KEY), "no header is recorded in clear").toBe(false);
+  expect(
+    JSON.stringify(api.requests().map((r) => r.headers)).includes(STAND_IN_KEY),
+    "no header is recorded in clear",
+  ).toBe(false);
 }
 
 const hasClaude = liveIt("Claude Code installed", existsSync(claudeBin) ? null : `${claudeBin} missing (npm ci)`);
@@ -73,7 +141,12 @@ describe("the real CLIs accept the scripted Messages API", () => {
   hasClaude("Claude Code: a tool call, then text, reach the result line", async () => {
     const dirs = scratchDirs("claude-api");
     const { api, url } = await startApi([
-      { tool_use: { name: "Write", input: { file_path: join(dirs.ws, "answer.txt"), content: "written by the scripted model\n" } } },
+      {
+        tool_use: {
+          name: "Write",
+          input: { file_path: join(dirs.ws, "answer.txt"), content: "written by the scripted model\n" },
+        },
+      },
       { text: "scripted-final-reply-7731" },
     ]);
     const r = await claude(url, dirs, "Write");
@@ -85,7 +158,12 @@ describe("the real CLIs accept the scripted Messages API", () => {
     expect(api.remaining()).toBe(0);
     expect(api.failures()).toEqual([]);
     // HEAD / comes only sometimes; whatever else arrives must have been answered by the script.
-    expect(api.requests().filter((q) => q.served.kind !== "head").map((q) => `${q.method} ${q.url.split("?")[0]} ${q.served.kind}`)).toEqual(["POST /v1/messages turn", "POST /v1/messages turn"]);
+    expect(
+      api
+        .requests()
+        .filter((q) => q.served.kind !== "head")
+        .map((q) => `${q.method} ${q.url.split("?")[0]} ${q.served.kind}`),
+    ).toEqual(["POST /v1/messages turn", "POST /v1/messages turn"]);
     expectKeyRedacted(api);
   });
 
@@ -122,13 +200,20 @@ describe("a reply made from the tool results the request carried", () => {
   });
 
   // Both arms of one branch, so the branch is shown to decide on the result and not to be fixed.
-  for (const [content, expected] of [["branch-marker-8810 present\n", "found-the-marker"], ["nothing of note\n", "no-marker"]] as const) {
+  for (const [content, expected] of [
+    ["branch-marker-8810 present\n", "found-the-marker"],
+    ["nothing of note\n", "no-marker"],
+  ] as const) {
     hasPi(`Pi: a branch on the read's result answers ${expected}`, async () => {
       const dirs = scratchDirs("pi-branch");
       writeFileSync(join(dirs.ws, "note.txt"), content);
       const { api, url } = await startApi([
         { tool_use: { name: "read", input: { path: "note.txt" } } },
-        { when_tool_result_contains: "branch-marker-8810", then: { text: "found-the-marker" }, else: { text: "no-marker" } },
+        {
+          when_tool_result_contains: "branch-marker-8810",
+          then: { text: "found-the-marker" },
+          else: { text: "no-marker" },
+        },
       ]);
       const r = await pi(url, dirs);
       expect(r.status, `pi failed: ${r.stderr.slice(0, 800)}`).toBe(0);
@@ -141,13 +226,17 @@ describe("a reply made from the tool results the request carried", () => {
 describe("a script that runs out is a recorded failure, not a hang", () => {
   const ranOut = (api: ScriptedApi) => {
     expect(api.remaining()).toBe(0);
-    expect(api.failures().map((f) => [f.kind, f.method, f.url.split("?")[0]])).toEqual([["unmatched", "POST", "/v1/messages"]]);
+    expect(api.failures().map((f) => [f.kind, f.method, f.url.split("?")[0]])).toEqual([
+      ["unmatched", "POST", "/v1/messages"],
+    ]);
     expect(api.failures()[0]!.message).toContain("no turn left");
   };
 
   hasClaude("Claude Code: the call after the last turn gets an error at once and the CLI ends", async () => {
     const dirs = scratchDirs("claude-out");
-    const { api, url } = await startApi([{ tool_use: { name: "Write", input: { file_path: join(dirs.ws, "a.txt"), content: "a\n" } } }]);
+    const { api, url } = await startApi([
+      { tool_use: { name: "Write", input: { file_path: join(dirs.ws, "a.txt"), content: "a\n" } } },
+    ]);
     const r = await claude(url, dirs, "Write");
     expect(r.timedOut, "the CLI ended by itself").toBe(false);
     ranOut(api);
@@ -160,25 +249,31 @@ describe("a script that runs out is a recorded failure, not a hang", () => {
   // What keeps it from hanging is `x-should-retry: false` on the error: without it Claude Code
   // retries the 500 with backoff (past 40 s, measured). The same run-out with the header removed
   // on purpose is still retrying when a short timeout kills it.
-  hasClaude("breaking it on purpose: without x-should-retry, Claude Code retries the error instead of ending", async () => {
-    const dirs = scratchDirs("claude-out-retry");
-    const script = loadModelScript({ turns: [{ tool_use: { name: "Write", input: { file_path: join(dirs.ws, "a.txt"), content: "a\n" } } }] }, { source: "live/scripted-api.test.ts" });
-    const api = await startScriptedApi({
-      handlers: (rec) => {
-        const hs = handlersFor(script, rec);
-        const retryable = http.post("*/v1/messages", () => {
-          const r = anthropicError(500, "api_error", "scripted API: no turn left (retryable on purpose)");
-          r.headers.delete("x-should-retry");
-          return r;
-        });
-        return [...hs.slice(0, -1), retryable, hs.at(-1)!];
-      },
-    });
-    cleanups.push(() => api.stop());
-    const r = await claude(api.url, dirs, "Write", 8_000);
-    expect(api.messageBodies().length, "the error was retried").toBeGreaterThanOrEqual(3);
-    expect(r.timedOut, "still retrying when the timeout struck").toBe(true);
-  });
+  hasClaude(
+    "breaking it on purpose: without x-should-retry, Claude Code retries the error instead of ending",
+    async () => {
+      const dirs = scratchDirs("claude-out-retry");
+      const script = loadModelScript(
+        { turns: [{ tool_use: { name: "Write", input: { file_path: join(dirs.ws, "a.txt"), content: "a\n" } } }] },
+        { source: "live/scripted-api.test.ts" },
+      );
+      const api = await startScriptedApi({
+        handlers: (rec) => {
+          const hs = handlersFor(script, rec);
+          const retryable = http.post("*/v1/messages", () => {
+            const r = anthropicError(500, "api_error", "scripted API: no turn left (retryable on purpose)");
+            r.headers.delete("x-should-retry");
+            return r;
+          });
+          return [...hs.slice(0, -1), retryable, hs.at(-1)!];
+        },
+      });
+      cleanups.push(() => api.stop());
+      const r = await claude(api.url, dirs, "Write", 8_000);
+      expect(api.messageBodies().length, "the error was retried").toBeGreaterThanOrEqual(3);
+      expect(r.timedOut, "still retrying when the timeout struck").toBe(true);
+    },
+  );
 
   hasPi("Pi: the call after the last turn gets an error at once and the CLI ends", async () => {
     const dirs = scratchDirs("pi-out");

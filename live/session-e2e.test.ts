@@ -21,7 +21,12 @@ import { plantStandIns, type StandIns } from "../src/conformance/stand-ins/secre
 // extension. The scripted API records what the model was shown.
 const CLAUDE = CLAUDE_BIN;
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
-const it = liveIt("bwrap and Claude Code", checkoutProblem(REPO_ROOT) ?? (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ?? (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`));
+const it = liveIt(
+  "bwrap and Claude Code",
+  checkoutProblem(REPO_ROOT) ??
+    (await import("../src/host/sandbox-probe.ts")).sandboxProblem(hostFacts) ??
+    (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`),
+);
 
 let scratch: ReturnType<typeof makeScratch>;
 let stand: StandIns;
@@ -44,7 +49,17 @@ type Prepared = LiveSession;
 
 /** Plans, and writes, one launch from a shipped example instance (claude-coder or pi-coder). */
 function prepare(name: string, apiUrl: string, example: "claude-coder" | "pi-coder" = "claude-coder"): Prepared {
-  const p = planLiveSession({ root: scratch.root, founderHome: stand.founderHome, hostFacts, brokerSocket: join(scratch.root, "sock/bus.sock") }, name, apiUrl, example);
+  const p = planLiveSession(
+    {
+      root: scratch.root,
+      founderHome: stand.founderHome,
+      hostFacts,
+      brokerSocket: join(scratch.root, "sock/bus.sock"),
+    },
+    name,
+    apiUrl,
+    example,
+  );
   expect(p.gatePackages, "the gate loads no package: Claude Code's sandbox has no node_modules").toEqual([]);
   // Memory files a session's prompt must never carry: the workspace's and HOME's. The parent's is
   // hidden by the sandbox whatever the flags; every location, with each flag's polarity pair, is
@@ -78,14 +93,21 @@ describe("a planned Claude Code session, end to end", () => {
       ];
       api.replaceScript(scriptOf(replies));
       const r = await runTurn(p, binds(p.spec, p.facts, realFsView()), "do the task");
-      const result = r.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.type === "result");
+      const result = r.stdout
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .find((m) => m.type === "result");
       expect(result?.result, `no result line; stderr: ${r.stderr.slice(0, 800)}`).toBe("turn-finished-e2e");
 
       const bodies = api.messageBodies();
       expect(bodies.length).toBe(5);
       const seen = toolResultsIn(bodies.at(-1));
       expect(seen.length).toBe(4);
-      expect(seen[0], "the gate blocked the run directory's session.json").toMatch(/mosaic gate: .*outside the workspace/);
+      expect(seen[0], "the gate blocked the run directory's session.json").toMatch(
+        /mosaic gate: .*outside the workspace/,
+      );
       expect(seen[1], "the gate blocked the founder's key").toMatch(/mosaic gate: .*outside the workspace/);
       expect(seen[3], "a read inside the workspace is allowed").toContain("a file inside the workspace");
       expect(readFileSync(join(p.ws, "made-by-session.txt"), "utf8")).toBe("inside\n");
@@ -101,8 +123,18 @@ describe("a planned Claude Code session, end to end", () => {
   // Two layers stop a file tool outside the workspace: the gate's hook and Claude Code's own
   // --restricted. Each arm removes one or both on purpose; the read succeeds only with both gone.
   const ARMS = [
-    { name: "without the hook, --restricted still blocks", dropHook: true, dropRestricted: false, blockedBy: /--restricted confines the file tools/ },
-    { name: "without --restricted, the gate still blocks", dropHook: false, dropRestricted: true, blockedBy: /mosaic gate: .*outside the workspace/ },
+    {
+      name: "without the hook, --restricted still blocks",
+      dropHook: true,
+      dropRestricted: false,
+      blockedBy: /--restricted confines the file tools/,
+    },
+    {
+      name: "without --restricted, the gate still blocks",
+      dropHook: false,
+      dropRestricted: true,
+      blockedBy: /mosaic gate: .*outside the workspace/,
+    },
     { name: "without both, the read reaches the model", dropHook: true, dropRestricted: true, blockedBy: null },
   ] as const;
   for (const arm of ARMS) {
@@ -115,15 +147,20 @@ describe("a planned Claude Code session, end to end", () => {
           const settingsFile = join(p.plan.bundleDir, "settings.json");
           writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, "utf8")), hooks: {} }));
         }
-        const plan = arm.dropRestricted ? { ...p.plan, adapter: { ...p.plan.adapter, argv: p.plan.adapter.argv.filter((t) => t !== "--restricted") } } : p.plan;
-        api.replaceScript(scriptOf([
-          { tool_use: { name: "Read", input: { file_path: join(p.run, "session.json") } } },
-          { text: "turn-finished-arm" },
-        ]));
+        const plan = arm.dropRestricted
+          ? { ...p.plan, adapter: { ...p.plan.adapter, argv: p.plan.adapter.argv.filter((t) => t !== "--restricted") } }
+          : p.plan;
+        api.replaceScript(
+          scriptOf([
+            { tool_use: { name: "Read", input: { file_path: join(p.run, "session.json") } } },
+            { text: "turn-finished-arm" },
+          ]),
+        );
         const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts, realFsView()), "do the task");
         expect(r.stdout, r.stderr.slice(0, 800)).toContain("turn-finished-arm");
         const seen = toolResultsIn(api.messageBodies().at(-1));
-        if (arm.blockedBy === null) expect(seen[0], "with both layers gone the read goes through").toContain(stand.secret);
+        if (arm.blockedBy === null)
+          expect(seen[0], "with both layers gone the read goes through").toContain(stand.secret);
         else {
           expect(seen[0]).toMatch(arm.blockedBy);
           expect(seen[0]).not.toContain(stand.secret);
@@ -142,13 +179,15 @@ describe("a planned Pi session, end to end", () => {
     try {
       const p = prepare("pi-e2e", url, "pi-coder");
       expect(p.plan.harness).toBe("pi");
-      api.replaceScript(scriptOf([
-        { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
-        { tool_use: { name: "read", input: { path: "~/../session.json" } } },
-        { tool_use: { name: "write", input: { path: "made-by-session.txt", content: "inside\n" } } },
-        { tool_use: { name: "read", input: { path: "@inside.txt" } } },
-        { text: "turn-finished-pi" },
-      ]));
+      api.replaceScript(
+        scriptOf([
+          { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
+          { tool_use: { name: "read", input: { path: "~/../session.json" } } },
+          { tool_use: { name: "write", input: { path: "made-by-session.txt", content: "inside\n" } } },
+          { tool_use: { name: "read", input: { path: "@inside.txt" } } },
+          { text: "turn-finished-pi" },
+        ]),
+      );
       const r = await runTurn(p, binds(p.spec, p.facts, realFsView()), "do the task");
       expect(r.status, `pi failed: ${r.stderr.slice(0, 800)}`).toBe(0);
       expect(r.stdout.trim()).toBe("turn-finished-pi");
@@ -165,7 +204,8 @@ describe("a planned Pi session, end to end", () => {
         expect(b.includes(MARKER), "no CLAUDE.md reaches the model (-nc)").toBe(false);
       }
       expect(p.plan.turnEnd.kind).toBe("marker");
-      if (p.plan.turnEnd.kind === "marker") expect(existsSync(p.plan.turnEnd.file), "the extension wrote the turn marker at agent_end").toBe(true);
+      if (p.plan.turnEnd.kind === "marker")
+        expect(existsSync(p.plan.turnEnd.file), "the extension wrote the turn marker at agent_end").toBe(true);
     } finally {
       await api.stop();
     }
@@ -179,14 +219,19 @@ describe("a planned Pi session, end to end", () => {
       const argv = p.plan.adapter.argv;
       const e = argv.indexOf("-e");
       const plan = { ...p.plan, adapter: { ...p.plan.adapter, argv: [...argv.slice(0, e), ...argv.slice(e + 2)] } };
-      api.replaceScript(scriptOf([
-        { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
-        { text: "turn-finished-noext" },
-      ]));
+      api.replaceScript(
+        scriptOf([
+          { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
+          { text: "turn-finished-noext" },
+        ]),
+      );
       const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts, realFsView()), "do the task");
       expect(r.stdout.trim(), r.stderr.slice(0, 800)).toBe("turn-finished-noext");
-      expect(toolResultsIn(api.messageBodies().at(-1))[0], "with no gate the read goes through").toContain(stand.secret);
-      if (p.plan.turnEnd.kind === "marker") expect(existsSync(p.plan.turnEnd.file), "no extension, no marker: the runner would fail this turn").toBe(false);
+      expect(toolResultsIn(api.messageBodies().at(-1))[0], "with no gate the read goes through").toContain(
+        stand.secret,
+      );
+      if (p.plan.turnEnd.kind === "marker")
+        expect(existsSync(p.plan.turnEnd.file), "no extension, no marker: the runner would fail this turn").toBe(false);
     } finally {
       await api.stop();
     }

@@ -25,7 +25,8 @@ const it = liveIt("bwrap, as root", checkoutProblem(REPO_ROOT) ?? sandboxProblem
 
 let w: RuntimeWorld;
 beforeAll(async () => {
-  if ((checkoutProblem(REPO_ROOT) ?? sandboxProblem(facts) ?? identityProblem("root")) === null) w = await makeRuntimeWorld("identity");
+  if ((checkoutProblem(REPO_ROOT) ?? sandboxProblem(facts) ?? identityProblem("root")) === null)
+    w = await makeRuntimeWorld("identity");
 });
 afterAll(async () => w?.close());
 
@@ -36,11 +37,29 @@ function prepared(name: string): PreparedLaunch {
 }
 
 /** The Uid and Gid lines of /proc/<pid>/status: real, effective, saved, filesystem. */
-const idsOf = (pid: number) => readFileSync(`/proc/${pid}/status`, "utf8").split("\n").filter((l) => /^(Uid|Gid):/.test(l)).map((l) => l.split(/\s+/).slice(1).join(" "));
+const idsOf = (pid: number) =>
+  readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .filter((l) => /^(Uid|Gid):/.test(l))
+    .map((l) => l.split(/\s+/).slice(1).join(" "));
 
 /** Whether a third local uid, neither root nor the session's, can connect to a Unix socket. */
 function otherUidConnects(path: string): string {
-  const r = spawnSync("setpriv", [`--reuid=${OTHER_UID}`, `--regid=${OTHER_UID}`, "--clear-groups", "--", "perl", "-MIO::Socket::UNIX", "-e", `IO::Socket::UNIX->new(Peer => $ARGV[0]) or do { print "REFUSED $!\\n"; exit 1 }; print "CONNECTED\\n"`, path], { encoding: "utf8" });
+  const r = spawnSync(
+    "setpriv",
+    [
+      `--reuid=${OTHER_UID}`,
+      `--regid=${OTHER_UID}`,
+      "--clear-groups",
+      "--",
+      "perl",
+      "-MIO::Socket::UNIX",
+      "-e",
+      `IO::Socket::UNIX->new(Peer => $ARGV[0]) or do { print "REFUSED $!\\n"; exit 1 }; print "CONNECTED\\n"`,
+      path,
+    ],
+    { encoding: "utf8" },
+  );
   return r.stdout.trim();
 }
 
@@ -63,11 +82,21 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
       const runner = childrenOf(s.pid)[0]!;
       expect(idsOf(runner), "the runner (pid 1 inside) runs as the session's uid and gid").toEqual([id, gid]);
       const reply = await ask(w, "as-session", "id -u; id -g; id -G; grep -E '^CapEff' /proc/self/status");
-      expect(reply.split("\n"), "the turn: the session's uid and gid, no other group, no capability").toEqual([String(facts.session.uid), String(facts.session.gid), String(facts.session.gid), "CapEff:\t0000000000000000"]);
+      expect(reply.split("\n"), "the turn: the session's uid and gid, no other group, no capability").toEqual([
+        String(facts.session.uid),
+        String(facts.session.gid),
+        String(facts.session.gid),
+        "CapEff:\t0000000000000000",
+      ]);
       const ws = s.plan.spec.workspace;
-      expect([statSync(ws).uid, statSync(s.runDir).uid, statSync(join(ws, "made.txt"), { throwIfNoEntry: false })?.uid], "the launcher handed the workspace and run to the session").toEqual([facts.session.uid, facts.session.uid, undefined]);
+      expect(
+        [statSync(ws).uid, statSync(s.runDir).uid, statSync(join(ws, "made.txt"), { throwIfNoEntry: false })?.uid],
+        "the launcher handed the workspace and run to the session",
+      ).toEqual([facts.session.uid, facts.session.uid, undefined]);
       await ask(w, "as-session", `echo x > made.txt`);
-      expect(statSync(join(ws, "made.txt")).uid, "what the session writes is the session's, not root's").toBe(facts.session.uid);
+      expect(statSync(join(ws, "made.txt")).uid, "what the session writes is the session's, not root's").toBe(
+        facts.session.uid,
+      );
     } finally {
       await s.stop();
     }
@@ -78,25 +107,57 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
     const outside = join(w.root, "root-only.conf");
     writeFileSync(outside, "root's own\n", { mode: 0o600 });
     linkSync(outside, join(p.req.instance.workspace, "innocent.txt"));
-    expect(mosaicCode(() => start(p)), "the launch refuses, naming the file").toMatch(/^handover-hardlink: .*\/innocent\.txt: has 2 hard links and belongs to 0:0/);
+    expect(
+      mosaicCode(() => start(p)),
+      "the launch refuses, naming the file",
+    ).toMatch(/^handover-hardlink: .*\/innocent\.txt: has 2 hard links and belongs to 0:0/);
     expect(statSync(outside).uid, "the file elsewhere is still root's").toBe(0);
     expect(existsSync(p.req.runDir), "no run directory is left").toBe(false);
     // Control: the same chown without the check hands over the other name too.
     lchownSync(join(p.req.instance.workspace, "innocent.txt"), facts.session.uid, facts.session.gid);
-    expect(statSync(outside).uid, "a chown through the link gives the session the file elsewhere").toBe(facts.session.uid);
+    expect(statSync(outside).uid, "a chown through the link gives the session the file elsewhere").toBe(
+      facts.session.uid,
+    );
   });
 
   it("a bind the session cannot reach refuses bind-unreachable naming the directory, and leaves the workspace as it was; without the check bwrap fails on it unexplained", () => {
     const locked = join(w.data, "workspaces/acme/locked");
     mkdirSync(join(locked, "ws"), { recursive: true });
     chmodSync(locked, 0o700);
-    const p = prepareLaunch(w.request(w.instance("pi-coder", "locked-out", { instance: "locked-out", workspace: join(locked, "ws") })));
+    const p = prepareLaunch(
+      w.request(w.instance("pi-coder", "locked-out", { instance: "locked-out", workspace: join(locked, "ws") })),
+    );
     if (p.kind !== "ready") throw new Error(p.message);
-    expect(mosaicCode(() => start(p.prepared)), "the launch refuses before anything is on disk").toBe(`bind-unreachable: ${locked}: the session (uid ${facts.session.uid}) cannot use this workspace bind: uid ${facts.session.uid} cannot enter ${locked} (mode 0700, owner 0:0)`);
+    expect(
+      mosaicCode(() => start(p.prepared)),
+      "the launch refuses before anything is on disk",
+    ).toBe(
+      `bind-unreachable: ${locked}: the session (uid ${facts.session.uid}) cannot use this workspace bind: uid ${facts.session.uid} cannot enter ${locked} (mode 0700, owner 0:0)`,
+    );
     expect(statSync(join(locked, "ws")).uid, "the workspace was not handed over").toBe(0);
     expect(existsSync(p.prepared.req.runDir), "no run directory").toBe(false);
-    const bare = spawnSync("setpriv", [`--reuid=${facts.session.uid}`, `--regid=${facts.session.gid}`, "--clear-groups", "--", "bwrap", "--ro-bind", "/", "/", "--bind", join(locked, "ws"), join(locked, "ws"), "true"], { encoding: "utf8" });
-    expect([bare.status, bare.stderr.trim()], "control: bwrap itself says only that it cannot find the path").toEqual([1, `bwrap: Can't find source path ${join(locked, "ws")}: Permission denied`]);
+    const bare = spawnSync(
+      "setpriv",
+      [
+        `--reuid=${facts.session.uid}`,
+        `--regid=${facts.session.gid}`,
+        "--clear-groups",
+        "--",
+        "bwrap",
+        "--ro-bind",
+        "/",
+        "/",
+        "--bind",
+        join(locked, "ws"),
+        join(locked, "ws"),
+        "true",
+      ],
+      { encoding: "utf8" },
+    );
+    expect([bare.status, bare.stderr.trim()], "control: bwrap itself says only that it cannot find the path").toEqual([
+      1,
+      `bwrap: Can't find source path ${join(locked, "ws")}: Permission denied`,
+    ]);
   });
 });
 
@@ -110,8 +171,13 @@ describe("the run's sockets cannot be opened to another uid", () => {
         const { tools, model } = runSockets(run);
         const st = statSync(tools);
         expect([st.mode & 0o777, st.uid], "tools.sock: 0600 and the session's").toEqual([0o600, facts.session.uid]);
-        const tried = await ask(w, p.req.instance.instance, `chmod 0777 ${run} ${run}/sock 2>&1; chmod 0666 ${tools} ${model} 2>&1; stat -c '%a %n' ${run}/sock ${tools}`);
-        if (arm === "shipped") expect(tried, "inside, sock/ and its sockets are read-only: chmod fails").toMatch(/Read-only file system/);
+        const tried = await ask(
+          w,
+          p.req.instance.instance,
+          `chmod 0777 ${run} ${run}/sock 2>&1; chmod 0666 ${tools} ${model} 2>&1; stat -c '%a %n' ${run}/sock ${tools}`,
+        );
+        if (arm === "shipped")
+          expect(tried, "inside, sock/ and its sockets are read-only: chmod fails").toMatch(/Read-only file system/);
         for (const sock of [tools, model]) {
           const got = otherUidConnects(sock);
           if (arm === "shipped") expect(got, `${sock}: another uid is refused`).toMatch(/^REFUSED /);

@@ -22,14 +22,22 @@ const itBwrap = liveIt("bwrap", checkoutProblem(REPO_ROOT) ?? sandboxProblem(rea
 /** The host's own git, as the founder runs it in dir: true when it ran the planted command (the marker appeared). */
 function hostGitRuns(dir: string, marker: string): boolean {
   rmSync(marker, { force: true });
-  spawnSync("git", ["-c", "safe.directory=*", "status"], { cwd: dir, encoding: "utf8", env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" } });
+  spawnSync("git", ["-c", "safe.directory=*", "status"], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" },
+  });
   const ran = existsSync(marker);
   rmSync(marker, { force: true });
   return ran;
 }
 
 function git(cwd: string, ...args: string[]): void {
-  const r = spawnSync("git", ["-c", "user.name=host", "-c", "user.email=host@invalid", ...args], { cwd, encoding: "utf8", env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" } });
+  const r = spawnSync("git", ["-c", "user.name=host", "-c", "user.email=host@invalid", ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" },
+  });
   if (r.status !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr}`);
 }
 
@@ -40,33 +48,56 @@ describe("the launcher checks the workspace when a session ends", () => {
   });
   afterAll(async () => w?.close());
 
-  itBwrap("a nested repository with core.fsmonitor and a setuid file: quarantined and cleared, in LaunchEnd and the launch record", async () => {
-    const inst = w.instance("pi-coder", "ws-check");
-    git(inst.workspace, "init", "-q");
-    writeFileSync(join(inst.workspace, "README.md"), "the founder's project\n");
-    git(inst.workspace, "add", ".");
-    git(inst.workspace, "commit", "-qm", "host");
-    const marker = join(w.root, "host-ran-the-session-fsmonitor");
-    const s = await launchAndClaim(w, w.request(inst));
-    const reply = await ask(w, inst.instance, `git init -q sub && git -C sub config core.fsmonitor 'touch ${marker};:' && cp /usr/bin/id id-copy && chmod 4755 id-copy && echo PLANTED`);
-    expect(reply, "the turn planted both").toContain("PLANTED");
-    // Positive control: while the plant is there, the host's own git in sub/ runs the session's command.
-    expect(hostGitRuns(join(inst.workspace, "sub"), marker), "the plant is live before the session ends").toBe(true);
-    expect(lstatSync(join(inst.workspace, "id-copy")).mode & 0o4000, "the setuid file is on the host before the session ends").not.toBe(0);
+  itBwrap(
+    "a nested repository with core.fsmonitor and a setuid file: quarantined and cleared, in LaunchEnd and the launch record",
+    async () => {
+      const inst = w.instance("pi-coder", "ws-check");
+      git(inst.workspace, "init", "-q");
+      writeFileSync(join(inst.workspace, "README.md"), "the founder's project\n");
+      git(inst.workspace, "add", ".");
+      git(inst.workspace, "commit", "-qm", "host");
+      const marker = join(w.root, "host-ran-the-session-fsmonitor");
+      const s = await launchAndClaim(w, w.request(inst));
+      const reply = await ask(
+        w,
+        inst.instance,
+        `git init -q sub && git -C sub config core.fsmonitor 'touch ${marker};:' && cp /usr/bin/id id-copy && chmod 4755 id-copy && echo PLANTED`,
+      );
+      expect(reply, "the turn planted both").toContain("PLANTED");
+      // Positive control: while the plant is there, the host's own git in sub/ runs the session's command.
+      expect(hostGitRuns(join(inst.workspace, "sub"), marker), "the plant is live before the session ends").toBe(true);
+      expect(
+        lstatSync(join(inst.workspace, "id-copy")).mode & 0o4000,
+        "the setuid file is on the host before the session ends",
+      ).not.toBe(0);
 
-    const end = await s.stop();
-    expect(end.workspace.verdict, JSON.stringify(end.workspace, null, 2)).toBe("quarantined");
-    const done = end.workspace.verdict === "quarantined" ? end.workspace.done : [];
-    expect(done.map((d) => [d.kind, d.path, d.did]).sort(), "what the end-of-session check did").toEqual([
-      ["nested-repository", "sub/.git", "moved"],
-      ["setid-file", "id-copy", "cleared-setid"],
-    ]);
-    expect(hostGitRuns(join(inst.workspace, "sub"), marker), "the end-of-session check: the founder's git status in sub/ runs nothing").toBe(false);
-    expect(lstatSync(join(inst.workspace, "id-copy")).mode & 0o6000, "the end-of-session check: no setuid or setgid bit is left").toBe(0);
-    const q = join(w.stateDir, "quarantine", inst.run);
-    expect(readFileSync(join(q, "files/sub/.git/config"), "utf8"), "the nested repository is in the quarantine, not lost").toContain("fsmonitor");
-    expect(new LaunchRegistry(join(w.stateDir, "launches")).get(inst.run)?.check?.verdict, "the launch record holds the report").toBe("quarantined");
-  }, 60_000);
+      const end = await s.stop();
+      expect(end.workspace.verdict, JSON.stringify(end.workspace, null, 2)).toBe("quarantined");
+      const done = end.workspace.verdict === "quarantined" ? end.workspace.done : [];
+      expect(done.map((d) => [d.kind, d.path, d.did]).sort(), "what the end-of-session check did").toEqual([
+        ["nested-repository", "sub/.git", "moved"],
+        ["setid-file", "id-copy", "cleared-setid"],
+      ]);
+      expect(
+        hostGitRuns(join(inst.workspace, "sub"), marker),
+        "the end-of-session check: the founder's git status in sub/ runs nothing",
+      ).toBe(false);
+      expect(
+        lstatSync(join(inst.workspace, "id-copy")).mode & 0o6000,
+        "the end-of-session check: no setuid or setgid bit is left",
+      ).toBe(0);
+      const q = join(w.stateDir, "quarantine", inst.run);
+      expect(
+        readFileSync(join(q, "files/sub/.git/config"), "utf8"),
+        "the nested repository is in the quarantine, not lost",
+      ).toContain("fsmonitor");
+      expect(
+        new LaunchRegistry(join(w.stateDir, "launches")).get(inst.run)?.check?.verdict,
+        "the launch record holds the report",
+      ).toBe("quarantined");
+    },
+    60_000,
+  );
 });
 
 describe("recover() checks the workspace of a launch a dead host left open", () => {
@@ -79,17 +110,37 @@ describe("recover() checks the workspace of a launch a dead host left open", () 
     mkdirSync(join(ws, "objects"), { recursive: true });
     mkdirSync(join(ws, "refs/heads"), { recursive: true });
     writeFileSync(join(ws, "HEAD"), "ref: refs/heads/main\n");
-    writeFileSync(join(ws, "config"), `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ${ws}\n\tfsmonitor = touch ${marker};:\n`);
+    writeFileSync(
+      join(ws, "config"),
+      `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ${ws}\n\tfsmonitor = touch ${marker};:\n`,
+    );
     // Positive control: the host's git takes the root for a repository and runs its fsmonitor.
     expect(hostGitRuns(ws, marker), "the plant is live before recover()").toBe(true);
 
     const registry = new LaunchRegistry(join(scratch.root, "state/launches"));
     const dead = spawnSync("true").pid!;
-    registry.record({ run: "lost", instance: "coder", runDir: join(scratch.root, "data/runs/lost"), pid: dead, startedAt: new Date().toISOString(), mountStubs: [], cgroups: [], workspace: ws, quarantine: join(scratch.root, "state/quarantine/lost"), end: null });
+    registry.record({
+      run: "lost",
+      instance: "coder",
+      runDir: join(scratch.root, "data/runs/lost"),
+      pid: dead,
+      startedAt: new Date().toISOString(),
+      mountStubs: [],
+      cgroups: [],
+      workspace: ws,
+      quarantine: join(scratch.root, "state/quarantine/lost"),
+      end: null,
+    });
     const [r] = await recover(registry, { endRun: () => {} });
     expect(r?.workspace?.verdict, JSON.stringify(r?.workspace, null, 2)).toBe("quarantined");
-    expect(hostGitRuns(ws, marker), "the end-of-session check on recover(): the founder's git status runs nothing").toBe(false);
-    expect(readFileSync(join(scratch.root, "state/quarantine/lost/files/HEAD"), "utf8"), "the HEAD is in the quarantine").toBe("ref: refs/heads/main\n");
+    expect(
+      hostGitRuns(ws, marker),
+      "the end-of-session check on recover(): the founder's git status runs nothing",
+    ).toBe(false);
+    expect(
+      readFileSync(join(scratch.root, "state/quarantine/lost/files/HEAD"), "utf8"),
+      "the HEAD is in the quarantine",
+    ).toBe("ref: refs/heads/main\n");
     expect(registry.get("lost")?.check?.verdict, "the launch record holds the report").toBe("quarantined");
     expect(registry.get("lost")?.end?.reason).toBe("host-lost");
   });

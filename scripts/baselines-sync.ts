@@ -26,8 +26,14 @@ for (const src of BASELINE_SOURCES) {
   const b = readBaseline(src);
   const path = baselinePath(src.binary, src.binary === "bwrap" ? b.version : undefined);
   const before = existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as Baseline) : undefined;
-  const out: Baseline = { ...b, ...(facts[src.binary] ? { facts: facts[src.binary] } : {}), ...(before?.source === "binary" && before.note ? { note: before.note } : {}) };
+  const out: Baseline = {
+    ...b,
+    ...(facts[src.binary] ? { facts: facts[src.binary] } : {}),
+    ...(before?.source === "binary" && before.note ? { note: before.note } : {}),
+  };
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, JSON.stringify(out, null, 2) + "\n");
-  console.log(`${src.binary} ${b.version}: ${b.options.length} options${out.facts ? `, ${Object.keys(out.facts).length} facts` : ""} → ${path.replace(REPO_ROOT + "/", "")}`);
+  console.log(
+    `${src.binary} ${b.version}: ${b.options.length} options${out.facts ? `, ${Object.keys(out.facts).length} facts` : ""} → ${path.replace(REPO_ROOT + "/", "")}`,
+  );
 }

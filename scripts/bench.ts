@@ -5,7 +5,9 @@ import { join } from "node:path";
 
 const dir = join(import.meta.dirname, "bench");
 const only = process.argv.slice(2);
-const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith(".ts"))
+  .sort();
 for (const f of files) {
   const name = f.replace(/\.ts$/, "");
   if (only.length > 0 && !only.includes(name)) continue;

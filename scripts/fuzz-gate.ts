@@ -10,7 +10,9 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { WorldDisk, caseArb, checkCase, loadPiPaths, type FuzzCase } from "../src/conformance/gate/gate-fuzz.ts";
 
-type Progress = { kind: "progress"; cases: number; allowed: number; worlds: number } | { kind: "failure"; seed: number; index: number; failure: unknown; world: FuzzCase };
+type Progress =
+  | { kind: "progress"; cases: number; allowed: number; worlds: number }
+  | { kind: "failure"; seed: number; index: number; failure: unknown; world: FuzzCase };
 
 const BATCH = 50;
 // Many calls per world: laying a tree out costs more than deciding forty calls in it.
@@ -20,7 +22,9 @@ async function child(seed: number, target: number, root: string): Promise<void> 
   const pi = await loadPiPaths();
   // One skeleton per layout for the whole run; each world writes and removes only its own entries.
   const disk = new WorldDisk(root);
-  let cases = 0, allowed = 0, worlds = 0;
+  let cases = 0,
+    allowed = 0,
+    worlds = 0;
   for (let batch = 0; cases < target; batch++) {
     const batchSeed = seed + batch;
     const sample = fc.sample(caseArb(CALLS), { seed: batchSeed, numRuns: BATCH });
@@ -66,7 +70,9 @@ async function main(): Promise<void> {
   const timer = setInterval(() => {
     const cases = state.reduce((a, s) => a + s.cases, 0);
     const secs = (performance.now() - t0) / 1000;
-    console.log(`  ${cases.toLocaleString("en")} cases (${((100 * cases) / total).toFixed(1)}%), ${Math.round(cases / secs).toLocaleString("en")}/s`);
+    console.log(
+      `  ${cases.toLocaleString("en")} cases (${((100 * cases) / total).toFixed(1)}%), ${Math.round(cases / secs).toLocaleString("en")}/s`,
+    );
   }, 5000);
   await Promise.all(
     state.map(
@@ -74,12 +80,18 @@ async function main(): Promise<void> {
         new Promise<void>((done) => {
           const share = Math.floor(total / workers) + (w < total % workers ? 1 : 0);
           // Worker seeds far apart, so their batches never overlap.
-          const c = fork(import.meta.filename, ["--child", String(seed + w * 1_000_000), String(share), join(root, `w${w}`)], { stdio: "inherit" });
+          const c = fork(
+            import.meta.filename,
+            ["--child", String(seed + w * 1_000_000), String(share), join(root, `w${w}`)],
+            { stdio: "inherit" },
+          );
           c.on("message", (m: Progress) => {
             if (m.kind === "progress") Object.assign(s, m);
             else {
               failed = true;
-              console.error(`FAILURE (worker ${w}, batch seed ${m.seed}, index ${m.index}; reproduce with fc.sample(caseArb(${JSON.stringify(CALLS)}), {seed: ${m.seed}, numRuns: ${BATCH}})[${m.index}]):`);
+              console.error(
+                `FAILURE (worker ${w}, batch seed ${m.seed}, index ${m.index}; reproduce with fc.sample(caseArb(${JSON.stringify(CALLS)}), {seed: ${m.seed}, numRuns: ${BATCH}})[${m.index}]):`,
+              );
               console.error(JSON.stringify(m.failure, null, 2));
               console.error(JSON.stringify(m.world, null, 2));
             }

@@ -15,7 +15,10 @@ for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--keep") keep = true;
   else if (argv[i] === "--verbose") verbose = true;
   else if (argv[i] === "--workers" && /^[1-9]\d*$/.test(argv[i + 1] ?? "")) workers = Number(argv[++i]);
-  else if (argv[i] === "--only" && argv[i + 1] !== undefined) only = argv[++i]!.split(",").map((s) => s.trim()).filter(Boolean);
+  else if (argv[i] === "--only" && argv[i + 1] !== undefined)
+    only = argv[++i]!.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   else {
     console.error(`goldens:review:catalog: unknown argument ${JSON.stringify(argv[i])}\n${USAGE}`);
     process.exit(2);
@@ -23,9 +26,16 @@ for (let i = 0; i < argv.length; i++) {
 }
 
 const started = performance.now();
-const { rows, fatal } = await runCatalogReview({ root: process.cwd(), only, keep, workers, log: (l) => console.log(l) });
+const { rows, fatal } = await runCatalogReview({
+  root: process.cwd(),
+  only,
+  keep,
+  workers,
+  log: (l) => console.log(l),
+});
 // --verbose: each mutant's whole review, as a pull request making that change would get it.
-if (verbose) for (const r of rows) if (r.report.findings.length > 0) console.log(`\n=== ${r.id}\n${renderText(r.report)}`);
+if (verbose)
+  for (const r of rows) if (r.report.findings.length > 0) console.log(`\n=== ${r.id}\n${renderText(r.report)}`);
 if (rows.length > 0) console.log(`\n${renderCatalogTable(rows)}\n\n${summariseCatalog(rows)}`);
 for (const r of rows.filter((r) => isFailure(r.outcome))) {
   console.log(`FINDING: ${r.id}: ${labelOutcome(r.outcome)}`);

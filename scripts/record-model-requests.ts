@@ -15,13 +15,20 @@ if (problem !== null) {
   console.error(`record-model-requests: the sessions need a working bwrap sandbox: ${problem}`);
   process.exit(1);
 }
-const version = (pkg: string) => (JSON.parse(readFileSync(join(REPO_ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+const version = (pkg: string) =>
+  (JSON.parse(readFileSync(join(REPO_ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string })
+    .version;
 const w = await makeRuntimeWorld("record-model-requests");
 try {
-  const b = await recordModelRequests(w, { claudeCode: version("@anthropic-ai/claude-code"), pi: version("@earendil-works/pi-coding-agent") });
+  const b = await recordModelRequests(w, {
+    claudeCode: version("@anthropic-ai/claude-code"),
+    pi: version("@earendil-works/pi-coding-agent"),
+  });
   const failed = b.arms.filter((a) => !a.ok).map((a) => a.arm);
   if (failed.length > 0) {
-    console.error(`record-model-requests: these arms did not finish their turn (a refusal by the proxy shows here): ${failed.join(", ")}`);
+    console.error(
+      `record-model-requests: these arms did not finish their turn (a refusal by the proxy shows here): ${failed.join(", ")}`,
+    );
     process.exitCode = 1;
   }
   writeFileSync(MODEL_REQUESTS_BASELINE, JSON.stringify(b, null, 2) + "\n");

@@ -17,5 +17,7 @@ if (problems.length === 0) {
 }
 const ci = isCi();
 for (const p of problems) console.error(`skips-check: ${p}`);
-console.error(ci ? "skips-check: FAILED: under CI=true every test must run" : "skips-check: (not CI: reported, not failed)");
+console.error(
+  ci ? "skips-check: FAILED: under CI=true every test must run" : "skips-check: (not CI: reported, not failed)",
+);
 process.exit(ci ? 1 : 0);

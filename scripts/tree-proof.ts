@@ -10,4 +10,8 @@ if (report === undefined) {
   process.exit(2);
 }
 const hash = writeProof(process.cwd(), resolve(report));
-console.log(hash === null ? `tree-proof: not a git work tree; ${report} proves nothing for the mutation run` : `tree-proof: ${proofOf(report)}: ${hash.slice(0, 16)}…`);
+console.log(
+  hash === null
+    ? `tree-proof: not a git work tree; ${report} proves nothing for the mutation run`
+    : `tree-proof: ${proofOf(report)}: ${hash.slice(0, 16)}…`,
+);

@@ -26,12 +26,26 @@ export const SEED_THINKING: Readonly<Record<"pi" | "claude-code", { levels: read
 };
 
 /** Issue 3: the route checks, in the order each route is checked. */
-export const SEED_ROUTE_CHECK_ORDER: readonly string[] = ["harness-off", "harness-refused", "thinking-unsupported", "unknown-model", "preflight"];
+export const SEED_ROUTE_CHECK_ORDER: readonly string[] = [
+  "harness-off",
+  "harness-refused",
+  "thinking-unsupported",
+  "unknown-model",
+  "preflight",
+];
 
 /** Issue 3: every refusal code the launcher has. */
 export const SEED_REFUSAL_CODES: readonly string[] = [
-  "no-route", "harness-off", "harness-refused", "thinking-unsupported", "unknown-model", "preflight",
-  "partial-fallback", "no-session-credential", "sandbox-unavailable", "founder-credentials",
+  "no-route",
+  "harness-off",
+  "harness-refused",
+  "thinking-unsupported",
+  "unknown-model",
+  "preflight",
+  "partial-fallback",
+  "no-session-credential",
+  "sandbox-unavailable",
+  "founder-credentials",
 ];
 
 /** Seed 000 "The bundle" and issue 3: the files of a bundle per harness; issue 10 adds Pi's models.json. */
@@ -41,7 +55,16 @@ export const SEED_BUNDLE_FILES: Readonly<Record<"pi" | "claude-code", readonly s
 };
 
 /** The fields of src/core/policy.ts's Policy, which the gate reads (typed by hand). */
-export const POLICY_FIELDS: readonly string[] = ["builtInTools", "credentials", "harness", "home", "network", "services", "typedTools", "workspace"];
+export const POLICY_FIELDS: readonly string[] = [
+  "builtInTools",
+  "credentials",
+  "harness",
+  "home",
+  "network",
+  "services",
+  "typedTools",
+  "workspace",
+];
 
 /**
  * Issue 3 and baselines/README.md: the built-in tools each neutral tool-limit name grants. Claude

@@ -22,8 +22,10 @@ const policyFor = (workspace: string, home: string): GatePolicy => ({
 
 const c = (tool: string, input: unknown, want: Want, why: string): GateCase => ({ tool, input, want, why });
 /** The same path through every tool whose path field is called `path` (Pi) or `file_path` (Claude Code). */
-const piPath = (p: string, want: Want, why: string, tools = ["read", "write", "edit", "ls", "grep"]) => tools.map((t) => c(t, { path: p }, want, why));
-const ccPath = (p: string, want: Want, why: string, tools = ["Read", "Write", "Edit", "MultiEdit"]) => tools.map((t) => c(t, { file_path: p }, want, why));
+const piPath = (p: string, want: Want, why: string, tools = ["read", "write", "edit", "ls", "grep"]) =>
+  tools.map((t) => c(t, { path: p }, want, why));
+const ccPath = (p: string, want: Want, why: string, tools = ["Read", "Write", "Edit", "MultiEdit"]) =>
+  tools.map((t) => c(t, { file_path: p }, want, why));
 
 function chain(dir: string, prefix: string, links: number, target: string): Tree {
   const t: Record<string, { link: string }> = {};
@@ -118,7 +120,12 @@ const PLAIN: GateScene = {
     ...piPath("a.txt", "allow", "a file in the workspace"),
     ...piPath("./sub/b.txt", "allow", "a file below it"),
     ...piPath("sub/deep/er/c.txt", "allow", "four levels down"),
-    c("write", { path: "new/dir/file.txt", content: "x" }, "allow", "a new file in new directories inside (Pi makes them)"),
+    c(
+      "write",
+      { path: "new/dir/file.txt", content: "x" },
+      "allow",
+      "a new file in new directories inside (Pi makes them)",
+    ),
     c("read", { path: "" }, "allow", "the empty path is the working directory"),
     c("ls", { path: "." }, "allow", "the workspace itself"),
     c("read", { path: "../ws/a.txt" }, "allow", "out and back in through the same parent"),
@@ -136,8 +143,18 @@ const PLAIN: GateScene = {
     c("Read", { file_path: "/data/ws-evil/x.txt" }, "block", "a prefix of the name is not containment"),
     c("Read", { file_path: "/data" }, "block", "the workspace's parent"),
     c("Read", { file_path: "/" }, "block", "the root"),
-    c("NotebookEdit", { notebook_path: "/data/ws/nb.ipynb", new_source: "x" }, "allow", "NotebookEdit's notebook_path, inside"),
-    c("NotebookEdit", { notebook_path: "/data/other/secret.txt", new_source: "x" }, "block", "NotebookEdit's notebook_path, outside"),
+    c(
+      "NotebookEdit",
+      { notebook_path: "/data/ws/nb.ipynb", new_source: "x" },
+      "allow",
+      "NotebookEdit's notebook_path, inside",
+    ),
+    c(
+      "NotebookEdit",
+      { notebook_path: "/data/other/secret.txt", new_source: "x" },
+      "block",
+      "NotebookEdit's notebook_path, outside",
+    ),
     c("NotebookEdit", { file_path: "/data/ws/nb.ipynb" }, "block", "NotebookEdit needs notebook_path"),
     // Links
     ...piPath("in-link", "allow", "a link to a file inside", ["read", "write"]),
@@ -164,7 +181,12 @@ const PLAIN: GateScene = {
     c("read", { path: "chains/d0" }, "block", "a chain of 41 links"),
     // ".." after a link, as the kernel would take it
     c("read", { path: "in-dir/../a.txt" }, "allow", ".. after a link inside stays inside"),
-    c("read", { path: "out-dir/../data/other/secret.txt" }, "block", ".. after a link outside climbs from the link's target"),
+    c(
+      "read",
+      { path: "out-dir/../data/other/secret.txt" },
+      "block",
+      ".. after a link outside climbs from the link's target",
+    ),
     c("Read", { file_path: "/data/ws/out-dir/../data/other/secret.txt" }, "block", "the same, absolute"),
     // ~, @, file://
     ...piPath("~", "block", "~ is the session's HOME, outside", ["read", "ls"]),
@@ -207,7 +229,12 @@ const PLAIN: GateScene = {
     c("Read", { file_path: "/data/ws/d'\u00E9t\u00E9.txt" }, "block", "the same through Claude Code's Read"),
     c("read", { path: "l'\u00E9t\u00E9.txt" }, "allow", "its NFD+U+2019 spelling is a file inside (positive control)"),
     c("read", { path: "nothing 1 PM.txt" }, "allow", "no spelling exists: nothing else to check"),
-    c("read", { path: "shot 10.00.00 am.png" }, "block", "Pi's AM/PM spelling ignores case: its U+202F am twin is a link outside"),
+    c(
+      "read",
+      { path: "shot 10.00.00 am.png" },
+      "block",
+      "Pi's AM/PM spelling ignores case: its U+202F am twin is a link outside",
+    ),
     c("Read", { file_path: "/data/ws/shot 10.00.00 am.png" }, "block", "the same through Claude Code's Read"),
     c("read", { path: "lunch 1 pm.txt" }, "allow", "its U+202F pm twin is a file inside (positive control)"),
     // find / Glob patterns
@@ -230,17 +257,32 @@ const PLAIN: GateScene = {
     c("Glob", { pattern: "~/.ssh/*" }, "block", "Glob, a ~ prefix"),
     c("Glob", { pattern: "**/*", path: "/etc" }, "block", "Glob's path outside"),
     // The fixed part Claude Code's Glob searches is longer than the gate's own cut
-    c("Glob", { pattern: "/data/ws/a]b/*" }, "block", "Claude Code searches /data/ws/a]b (] does not end its fixed part), a link outside"),
+    c(
+      "Glob",
+      { pattern: "/data/ws/a]b/*" },
+      "block",
+      "Claude Code searches /data/ws/a]b (] does not end its fixed part), a link outside",
+    ),
     c("Glob", { pattern: "/data/ws/c}d/**/*.conf" }, "block", "} does not end it either"),
     c("Glob", { pattern: "/data/ws/e\\f/*" }, "block", "nor a backslash"),
     c("Glob", { pattern: "/data/ws/+(g)/*" }, "block", "nor an extglob +( )"),
     c("Glob", { pattern: "/data/ws/!(h)/*.txt" }, "block", "nor !( )"),
     c("Glob", { pattern: "/data/ws/@(i)/**" }, "block", "nor @( )"),
     c("find", { pattern: "/data/ws/a]b/*" }, "block", "Pi's find gets the same check (fail closed)"),
-    c("Glob", { pattern: "a]b/*", path: "/data/ws" }, "block", "relative, under the path: stricter than Claude Code, which walks the path without following the link"),
+    c(
+      "Glob",
+      { pattern: "a]b/*", path: "/data/ws" },
+      "block",
+      "relative, under the path: stricter than Claude Code, which walks the path without following the link",
+    ),
     c("Glob", { pattern: "/data/ws/in]side/*.txt" }, "allow", "a ] directory inside (positive control)"),
     c("Glob", { pattern: "/data/ws/sub" }, "allow", "no wildcard: Claude Code searches its dirname, the workspace"),
-    c("Glob", { pattern: "/data/ws" }, "block", "no wildcard: Claude Code searches its dirname, /data, for names matching ws"),
+    c(
+      "Glob",
+      { pattern: "/data/ws" },
+      "block",
+      "no wildcard: Claude Code searches its dirname, /data, for names matching ws",
+    ),
     c("Grep", { pattern: "root", path: "/etc/passwd" }, "block", "Grep's path outside"),
     c("Grep", { pattern: "root", path: "/data/ws/sub" }, "allow", "Grep's path inside"),
   ],
@@ -260,7 +302,12 @@ const DATA_ROOT_LINK: GateScene = {
     c("read", { path: "/data/ws/x.txt" }, "allow", "absolute, as given"),
     c("read", { path: "/mnt/disk1/ws/x.txt" }, "allow", "absolute, by the real path"),
     c("read", { path: "../ws/x.txt" }, "allow", "out and back in through the shared parent name"),
-    c("read", { path: "../../data/ws/x.txt" }, "block", "inside as given, but from the real path it is /mnt/data/ws/x.txt"),
+    c(
+      "read",
+      { path: "../../data/ws/x.txt" },
+      "block",
+      "inside as given, but from the real path it is /mnt/data/ws/x.txt",
+    ),
     c("write", { path: "../../data/ws/new.txt", content: "x" }, "block", "the same for a write"),
     c("Read", { file_path: "../../data/ws/x.txt" }, "block", "the same for Claude Code, had it not made it absolute"),
     c("read", { path: "../../mnt/disk1/ws/x.txt" }, "block", "inside from the real path only: climbs out and back in"),
@@ -285,7 +332,12 @@ const WORKSPACE_LINK: GateScene = {
     c("read", { path: "sub/../notes.md" }, "allow", "a .. that stays inside"),
     c("read", { path: "/home/jo/ws/notes.md" }, "allow", "absolute, through the workspace link"),
     c("read", { path: "/srv/store/jo-ws/notes.md" }, "allow", "absolute, by the real path"),
-    c("read", { path: "../jo-ws/notes.md" }, "block", "inside from the real path, /home/jo/jo-ws as given: climbs out and back in"),
+    c(
+      "read",
+      { path: "../jo-ws/notes.md" },
+      "block",
+      "inside from the real path, /home/jo/jo-ws as given: climbs out and back in",
+    ),
     c("read", { path: "../ws/notes.md" }, "block", "inside as given, /srv/store/ws from the real path"),
     c("read", { path: "../other/secret.txt" }, "block", "the real path's sibling"),
     c("read", { path: "../.ssh/id_ed25519" }, "block", "the given path's sibling"),
@@ -307,8 +359,18 @@ const APOSTROPHE_WORKSPACE: GateScene = {
   },
   policy: policyFor("/data/jo's/ws", "/run/home"),
   cases: [
-    c("read", { path: "secret.txt" }, "block", "missing here, and Pi's read would open its U+2019 twin beside the workspace"),
-    c("read", { path: "notes.md" }, "block", "a twin exists outside: refused although Pi would open this one (seed, Limits)"),
+    c(
+      "read",
+      { path: "secret.txt" },
+      "block",
+      "missing here, and Pi's read would open its U+2019 twin beside the workspace",
+    ),
+    c(
+      "read",
+      { path: "notes.md" },
+      "block",
+      "a twin exists outside: refused although Pi would open this one (seed, Limits)",
+    ),
     c("Read", { file_path: "/data/jo's/ws/notes.md" }, "block", "the same through Claude Code's Read"),
     c("read", { path: "only-here.md" }, "allow", "no twin outside (positive control)"),
     c("write", { path: "secret.txt", content: "x" }, "allow", "write takes the name as given"),
@@ -355,9 +417,24 @@ const LONG_NAMES: GateScene = {
     c("write", { path: `sub/${"m".repeat(255)}`, content: "x" }, "allow", "a new 255-byte name"),
     c("write", { path: `sub/${"m".repeat(256)}`, content: "x" }, "block", "256 bytes: the kernel cannot look it up"),
     c("write", { path: `sub/${"\u00E9".repeat(128)}`, content: "x" }, "block", "128 characters, 256 bytes in UTF-8"),
-    c("write", { path: `sub/${"\u00E9".repeat(127)}x`, content: "x" }, "allow", "255 bytes in UTF-8 (positive control)"),
-    c("Write", { file_path: `/data/ws/${"m".repeat(300)}/x.txt`, content: "x" }, "block", "a directory name too long, Claude Code"),
-    c("write", { path: `gone/${"m".repeat(300)}`, content: "x" }, "allow", "under a missing directory the lookup stops there first, as the kernel's does"),
+    c(
+      "write",
+      { path: `sub/${"\u00E9".repeat(127)}x`, content: "x" },
+      "allow",
+      "255 bytes in UTF-8 (positive control)",
+    ),
+    c(
+      "Write",
+      { file_path: `/data/ws/${"m".repeat(300)}/x.txt`, content: "x" },
+      "block",
+      "a directory name too long, Claude Code",
+    ),
+    c(
+      "write",
+      { path: `gone/${"m".repeat(300)}`, content: "x" },
+      "allow",
+      "under a missing directory the lookup stops there first, as the kernel's does",
+    ),
   ],
 };
 
@@ -378,7 +455,16 @@ const NO_TYPED_TOOLS: GateScene = {
   ],
 };
 
-export const GATE_SCENES: readonly GateScene[] = [PLAIN, DATA_ROOT_LINK, WORKSPACE_LINK, APOSTROPHE_WORKSPACE, HOME_IN_WORKSPACE, NO_WORKSPACE, LONG_NAMES, NO_TYPED_TOOLS];
+export const GATE_SCENES: readonly GateScene[] = [
+  PLAIN,
+  DATA_ROOT_LINK,
+  WORKSPACE_LINK,
+  APOSTROPHE_WORKSPACE,
+  HOME_IN_WORKSPACE,
+  NO_WORKSPACE,
+  LONG_NAMES,
+  NO_TYPED_TOOLS,
+];
 
 /**
  * Non-ASCII and control characters as \u escapes, so a golden shows what is invisible; a run of
@@ -417,6 +503,8 @@ export function renderTree(tree: Tree): string[] {
       }
       const end = tree[last]!;
       const shown = end === "dir" ? "/" : end === "file" ? "" : ` -> ${visible(end.link)}`;
-      return links === 0 ? `# tree: ${visible(k)}${shown}` : `# tree: ${visible(k)} -> ... -> ${visible(last.slice(last.lastIndexOf("/") + 1))}${shown} (a chain of ${links + 1} links)`;
+      return links === 0
+        ? `# tree: ${visible(k)}${shown}`
+        : `# tree: ${visible(k)} -> ... -> ${visible(last.slice(last.lastIndexOf("/") + 1))}${shown} (a chain of ${links + 1} links)`;
     });
 }

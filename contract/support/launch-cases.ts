@@ -4,7 +4,12 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { parseInstance, parseSettings, type LaunchSettings, type ResolvedInstance } from "../../src/core/launch/instance.ts";
+import {
+  parseInstance,
+  parseSettings,
+  type LaunchSettings,
+  type ResolvedInstance,
+} from "../../src/core/launch/instance.ts";
 import type { LaunchFacts } from "../../src/core/launch/decide-launch.ts";
 import type { RefusalCode } from "../../src/core/route/refusals.ts";
 import { sha256 } from "../../src/core/bundle/digest.ts";
@@ -27,8 +32,20 @@ export function defaultFacts(run: string): LaunchFacts {
     runDir: `/srv/mosaic-data/runs/${run}`,
     node: { path: FIXTURE_NODE, version: "24.21.0" },
     binaries: {
-      pi: { path: `${FIXTURE_REPO}/node_modules/.bin/pi`, exists: true, executable: true, runs: true, version: "0.85.1" },
-      "claude-code": { path: "/usr/local/bin/claude", exists: true, executable: true, runs: true, version: "2.1.332 (Claude Code)" },
+      pi: {
+        path: `${FIXTURE_REPO}/node_modules/.bin/pi`,
+        exists: true,
+        executable: true,
+        runs: true,
+        version: "0.85.1",
+      },
+      "claude-code": {
+        path: "/usr/local/bin/claude",
+        exists: true,
+        executable: true,
+        runs: true,
+        version: "2.1.332 (Claude Code)",
+      },
     },
     sandboxProblem: null,
     // Stand-in digests: fixed so goldens do not move on every edit of the sources (DESIGN.md).
@@ -84,15 +101,27 @@ function applyHost(facts: LaunchFacts, env: Record<string, string | undefined>, 
 export function loadCase(name: string): LaunchCase {
   const doc = parse(readFileSync(join(CASE_DIR, `${name}.yaml`), "utf8")) as Record<string, unknown>;
   const instance = parseInstance(doc.instance);
-  const settings = doc.settings === undefined ? DEFAULT_SETTINGS : parseSettings({ ...DEFAULT_SETTINGS, ...(doc.settings as object) });
+  const settings =
+    doc.settings === undefined ? DEFAULT_SETTINGS : parseSettings({ ...DEFAULT_SETTINGS, ...(doc.settings as object) });
   const facts = defaultFacts(instance.run);
   const env: Record<string, string | undefined> = { ...DEFAULT_ENV };
   applyHost(facts, env, doc.host as HostOverride | undefined);
-  return { name, why: String(doc.why), refuses: doc.refuses as RefusalCode | undefined, instance, settings, facts, env };
+  return {
+    name,
+    why: String(doc.why),
+    refuses: doc.refuses as RefusalCode | undefined,
+    instance,
+    settings,
+    facts,
+    env,
+  };
 }
 
 export function caseNames(): string[] {
-  return readdirSync(CASE_DIR).filter((f) => f.endsWith(".yaml")).map((f) => f.replace(/\.yaml$/, "")).sort();
+  return readdirSync(CASE_DIR)
+    .filter((f) => f.endsWith(".yaml"))
+    .map((f) => f.replace(/\.yaml$/, ""))
+    .sort();
 }
 
 export function loadCases(): LaunchCase[] {

@@ -42,11 +42,17 @@ const routes = new Map<string, ToolRoute>([
   ["stub_deep_result", { broker: "stub.deep-result" }],
 ]);
 
-await serveToolSocket({ path: join(dir, "tools.sock") }, routes, null, (_socket, verb, args) => {
-  if (verb === "stub.throws") throw new Error("a forward that throws");
-  if (verb === "stub.rejects") return Promise.reject(new Error("a forward that rejects"));
-  // A result too deep for the answer's own JSON.stringify.
-  if (verb === "stub.deep-result") return Promise.resolve({ kind: "ok", result: deep(20_000) });
-  return callBroker(brokerSocket, "stand-in-cap", verb, args, 2000);
-}, planRunnerBounds({ kind: "exit" }).toolSocket);
+await serveToolSocket(
+  { path: join(dir, "tools.sock") },
+  routes,
+  null,
+  (_socket, verb, args) => {
+    if (verb === "stub.throws") throw new Error("a forward that throws");
+    if (verb === "stub.rejects") return Promise.reject(new Error("a forward that rejects"));
+    // A result too deep for the answer's own JSON.stringify.
+    if (verb === "stub.deep-result") return Promise.resolve({ kind: "ok", result: deep(20_000) });
+    return callBroker(brokerSocket, "stand-in-cap", verb, args, 2000);
+  },
+  planRunnerBounds({ kind: "exit" }).toolSocket,
+);
 process.stdout.write("ready\n");

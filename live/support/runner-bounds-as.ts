@@ -12,7 +12,16 @@ import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 import { FAKE_ADAPTER } from "../../src/conformance/worlds/runtime-world.ts";
 import { plantStandIns } from "../../src/conformance/stand-ins/secrets.ts";
 import { prepareLaunch, start } from "../../src/host/launcher.ts";
-import { LEFTOVERS_COUNT, LEFTOVERS_TURN, LIFTED, STDOUT_FLOOD, attackTurn, peakMiB, runnerPid, survivorMarker } from "./runner-bounds-cases.ts";
+import {
+  LEFTOVERS_COUNT,
+  LEFTOVERS_TURN,
+  LIFTED,
+  STDOUT_FLOOD,
+  attackTurn,
+  peakMiB,
+  runnerPid,
+  survivorMarker,
+} from "./runner-bounds-cases.ts";
 
 export type AsCase = "garbage" | "garbage-control" | "stdout" | "stdout-control" | "leftovers" | "leftovers-control";
 
@@ -35,7 +44,9 @@ const [root, which] = process.argv.slice(2) as [string, AsCase];
 const lift = (edit: (b: RunnerBounds) => void) => edit;
 const EDITS: Record<AsCase, (b: RunnerBounds) => void> = {
   garbage: () => {},
-  "garbage-control": lift((b) => Object.assign(b.toolSocket, { depth: LIFTED, lineBytes: LIFTED, argsBytes: LIFTED, connections: LIFTED })),
+  "garbage-control": lift((b) =>
+    Object.assign(b.toolSocket, { depth: LIFTED, lineBytes: LIFTED, argsBytes: LIFTED, connections: LIFTED }),
+  ),
   stdout: () => {},
   "stdout-control": lift((b) => void (b.turn.stdoutBytes = LIFTED)),
   leftovers: () => {},
@@ -47,21 +58,37 @@ const ws = join(data, "workspaces/acme/bounds");
 for (const d of [ws, join(data, "runs"), join(root, "b"), join(root, "state")]) mkdirSync(d, { recursive: true });
 const stand = plantStandIns(root);
 const broker = await startBroker({ dir: join(root, "b") });
-const doc = parse(readFileSync(join(REPO_ROOT, "scenarios/instances/pi-coder.yaml"), "utf8")) as { instance: Record<string, unknown> };
+const doc = parse(readFileSync(join(REPO_ROOT, "scenarios/instances/pi-coder.yaml"), "utf8")) as {
+  instance: Record<string, unknown>;
+};
 const instance = parseInstance({ ...doc.instance, workspace: ws, run: "bounds", instance: "bounds" });
 // The host's state (the probe's seccomp program, the runner's node) is this uid's too.
-const hostEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", HOME: stand.founderHome, MOSAIC_STATE_DIR: join(root, "state") };
+const hostEnv = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  LANG: "C.UTF-8",
+  HOME: stand.founderHome,
+  MOSAIC_STATE_DIR: join(root, "state"),
+};
 const p = prepareLaunch({
-  instance, settings: parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } }), hostEnv,
-  repo: REPO_ROOT, runDir: join(data, "runs/bounds"), stateDir: join(root, "state"),
-  brokerSocket: broker.brokerSocket, launchSocket: broker.launchSocket, bus: broker,
+  instance,
+  settings: parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } }),
+  hostEnv,
+  repo: REPO_ROOT,
+  runDir: join(data, "runs/bounds"),
+  stateDir: join(root, "state"),
+  brokerSocket: broker.brokerSocket,
+  launchSocket: broker.launchSocket,
+  bus: broker,
   adapter: { kind: "fake", script: FAKE_ADAPTER },
   timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 30 },
 });
 if (p.kind !== "ready") throw new Error(`refused: ${p.code}: ${p.message}`);
 const bounds = structuredClone(p.prepared.session.sessionFile.bounds);
 EDITS[which](bounds);
-const s = start({ ...p.prepared, session: { ...p.prepared.session, sessionFile: { ...p.prepared.session.sessionFile, bounds } } });
+const s = start({
+  ...p.prepared,
+  session: { ...p.prepared.session, sessionFile: { ...p.prepared.session.sessionFile, bounds } },
+});
 const toolSocket = p.prepared.session.sessionFile.toolSocket.path;
 const node = p.prepared.facts.node.path;
 const toolCall = `"${node}" -e 'const c=require("net").connect(${JSON.stringify(toolSocket)});c.on("connect",()=>c.write(JSON.stringify({id:1,tool:"send_message",args:{to:"pm-after",body:"after the garbage"}})+"\\n"));c.on("data",d=>{process.stdout.write(String(d));c.end()})'`;
@@ -77,7 +104,11 @@ const TURNS: Record<AsCase, () => string[]> = {
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let ended: string | null = null;
 void s.exited.then((e) => (ended = e.reason));
-for (let t0 = Date.now(); !broker.records().some((r) => r.verb === "role.claim" && r.outcome === "ok"); await wait(20)) {
+for (
+  let t0 = Date.now();
+  !broker.records().some((r) => r.verb === "role.claim" && r.outcome === "ok");
+  await wait(20)
+) {
   if (ended !== null || Date.now() - t0 > 15_000) throw new Error(`no claim: ${s.stderr()}`);
 }
 const pid = runnerPid(s.pid);
@@ -103,9 +134,17 @@ const observed: AsObserved = {
   stderr: s.stderr().slice(-600),
   survivor: existsSync(survivorMarker(ws)),
   peak: { before, after },
-  deepReachedBroker: records.some((r) => r.verb === "message.send" && Array.isArray((r.args as { body?: unknown } | null)?.body)),
+  deepReachedBroker: records.some(
+    (r) => r.verb === "message.send" && Array.isArray((r.args as { body?: unknown } | null)?.body),
+  ),
   released: records.some((r) => r.verb === "role.release"),
-  toolCallOk: records.some((r) => r.verb === "message.send" && r.capValid && r.outcome === "ok" && JSON.stringify(r.args).includes("after the garbage")),
+  toolCallOk: records.some(
+    (r) =>
+      r.verb === "message.send" &&
+      r.capValid &&
+      r.outcome === "ok" &&
+      JSON.stringify(r.args).includes("after the garbage"),
+  ),
   bounds,
 };
 if (ended === null) await s.stop();

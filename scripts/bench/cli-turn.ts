@@ -47,7 +47,9 @@ export async function run(): Promise<void> {
         for (const confined of i % 2 === 0 ? [true, false] : [false, true]) {
           const t = await oneTurn(w, h.example, `${h.tag}${confined ? "c" : "u"}${i}`, confined);
           (confined ? r.confined : r.plain).push(t);
-          process.stderr.write(`${h.label} round ${i + 1}/${ROUNDS} ${confined ? "confined  " : "unconfined"}: start to claim ${t.start.toFixed(0)} ms, turn ${t.turn.toFixed(0)} ms\n`);
+          process.stderr.write(
+            `${h.label} round ${i + 1}/${ROUNDS} ${confined ? "confined  " : "unconfined"}: start to claim ${t.start.toFixed(0)} ms, turn ${t.turn.toFixed(0)} ms\n`,
+          );
         }
       }
     }
@@ -55,10 +57,21 @@ export async function run(): Promise<void> {
     await w.close();
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const line = (what: string, c: number[], u: number[]) => console.log(`${what}: confined ${med(c).toFixed(0)} ms, unconfined ${med(u).toFixed(0)} ms (${(med(c) / med(u)).toFixed(2)}x), medians of ${c.length}`);
+  const line = (what: string, c: number[], u: number[]) =>
+    console.log(
+      `${what}: confined ${med(c).toFixed(0)} ms, unconfined ${med(u).toFixed(0)} ms (${(med(c) / med(u)).toFixed(2)}x), medians of ${c.length}`,
+    );
   for (const r of results) {
-    line(`${r.label} turn, message to RESULT`, r.confined.map((t) => t.turn), r.plain.map((t) => t.turn));
-    line(`${r.label} session start, start() to claim`, r.confined.map((t) => t.start), r.plain.map((t) => t.start));
+    line(
+      `${r.label} turn, message to RESULT`,
+      r.confined.map((t) => t.turn),
+      r.plain.map((t) => t.turn),
+    );
+    line(
+      `${r.label} session start, start() to claim`,
+      r.confined.map((t) => t.start),
+      r.plain.map((t) => t.start),
+    );
   }
 }
 
@@ -66,7 +79,11 @@ export async function run(): Promise<void> {
 async function oneTurn(w: RuntimeWorld, example: string, name: string, confined: boolean): Promise<Timing> {
   const api = await startScriptedApi({ script: scriptOf([{ text: REPLY }], `the ${name} bench script`) });
   try {
-    const hostEnv = { ...w.hostEnv, ANTHROPIC_API_KEY: "stand-in-bench-key", MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude") };
+    const hostEnv = {
+      ...w.hostEnv,
+      ANTHROPIC_API_KEY: "stand-in-bench-key",
+      MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude"),
+    };
     const req = w.request(w.instance(example, name, { instance: name }), {
       adapter: { kind: "harness" },
       hostEnv,
@@ -85,8 +102,10 @@ async function oneTurn(w: RuntimeWorld, example: string, name: string, confined:
       const reply = await ask(w, name, "say the bench words", "pm-bench", 90_000);
       const t2 = performance.now();
       checkArm(name, s.pid, confined);
-      if (reply.trim() !== REPLY) throw new Error(`${name}: unexpected reply ${JSON.stringify(reply)}; runner: ${s.stderr()}`);
-      if (api.failures().length > 0 || api.remaining() !== 0) throw new Error(`${name}: the scripted API was not called as scripted: ${JSON.stringify(api.failures())}`);
+      if (reply.trim() !== REPLY)
+        throw new Error(`${name}: unexpected reply ${JSON.stringify(reply)}; runner: ${s.stderr()}`);
+      if (api.failures().length > 0 || api.remaining() !== 0)
+        throw new Error(`${name}: the scripted API was not called as scripted: ${JSON.stringify(api.failures())}`);
       return { start: t1 - t0, turn: t2 - t1 };
     } finally {
       end = confined ? await s.stop() : await stopUnconfined(s.pid, s.exited);
@@ -113,7 +132,11 @@ function unconfined(p: PreparedLaunch, port: number, tmp: string): PreparedLaunc
     for (const prov of Object.values(models.providers)) prov.baseUrl = url;
     bundle["models.json"] = JSON.stringify(models, null, 2) + "\n";
   }
-  const adapterEnv = { ...sf.adapter.env, TMPDIR: tmp, ...(sf.adapter.env.ANTHROPIC_BASE_URL !== undefined ? { ANTHROPIC_BASE_URL: url } : {}) };
+  const adapterEnv = {
+    ...sf.adapter.env,
+    TMPDIR: tmp,
+    ...(sf.adapter.env.ANTHROPIC_BASE_URL !== undefined ? { ANTHROPIC_BASE_URL: url } : {}),
+  };
   const argv = p.session.argv;
   return {
     ...p,
@@ -122,7 +145,11 @@ function unconfined(p: PreparedLaunch, port: number, tmp: string): PreparedLaunc
       ...p.session,
       argv: argv.slice(argv.lastIndexOf("--") + 1),
       env: { ...p.session.env, HOME: home, TMPDIR: tmp },
-      sessionFile: { ...sf, adapter: { ...sf.adapter, env: adapterEnv }, model: sf.model === null ? null : { ...sf.model, port } },
+      sessionFile: {
+        ...sf,
+        adapter: { ...sf.adapter, env: adapterEnv },
+        model: sf.model === null ? null : { ...sf.model, port },
+      },
     },
   };
 }
@@ -132,7 +159,10 @@ function checkArm(name: string, pid: number, confined: boolean): void {
   const argv0 = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]!;
   const runner = confined ? childrenOf(pid)[0] : pid;
   const sameNet = runner !== undefined && readlinkSync(`/proc/${runner}/ns/net`) === readlinkSync("/proc/self/ns/net");
-  if (confined ? !argv0.endsWith("bwrap") || runner === undefined || sameNet : !sameNet) throw new Error(`${name}: not the ${confined ? "confined" : "unconfined"} arm: pid ${pid} runs ${argv0}, runner ${runner} ${sameNet ? "shares" : "does not share"} the host's network`);
+  if (confined ? !argv0.endsWith("bwrap") || runner === undefined || sameNet : !sameNet)
+    throw new Error(
+      `${name}: not the ${confined ? "confined" : "unconfined"} arm: pid ${pid} runs ${argv0}, runner ${runner} ${sameNet ? "shares" : "does not share"} the host's network`,
+    );
 }
 
 /** Unconfined the spawned process is the runner itself (sh, setpriv and prlimit exec it): SIGTERM, then SIGKILL after 10 s. */
@@ -167,4 +197,3 @@ function processesNaming(runDir: string): number[] {
   }
   return out;
 }
-

@@ -24,7 +24,12 @@ const callsIn = (ws: string): [string, unknown][] => [
   ["edit", { path: "src/core/gate/resolve.ts", edits: [] }],
 ];
 const CALLS_PER_ROUND = 4;
-const POLICY = { workspace: "/data/ws", home: "/run/home", builtInTools: ["read", "write", "edit", "Read"], typedTools: [] };
+const POLICY = {
+  workspace: "/data/ws",
+  home: "/run/home",
+  builtInTools: ["read", "write", "edit", "Read"],
+  typedTools: [],
+};
 
 const median = (xs: readonly number[]) => quantile(xs, 0.5);
 /** The q-quantile of xs (nearest rank). */
@@ -33,7 +38,8 @@ function quantile(xs: readonly number[], q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 }
 
-const rate = (t: { result: unknown }) => Math.round((t.result as { throughput: { mean: number } }).throughput.mean * CALLS_PER_ROUND).toLocaleString("en");
+const rate = (t: { result: unknown }) =>
+  Math.round((t.result as { throughput: { mean: number } }).throughput.mean * CALLS_PER_ROUND).toLocaleString("en");
 
 /**
  * Decisions per second over the tree in memory and laid out on disk, and the Claude Code hook's
@@ -50,8 +56,12 @@ export async function run(): Promise<void> {
     const real = realFsView();
     const memCalls = callsIn(POLICY.workspace);
     const realCalls = callsIn(rooted.workspace);
-    const blocked = [...memCalls.filter(([t, i]) => !decide(POLICY, t, i, mem).allow), ...realCalls.filter(([t, i]) => !decide(rooted, t, i, real).allow)];
-    if (blocked.length > 0) throw new Error(`bench calls blocked, the bench would measure blocks: ${JSON.stringify(blocked)}`);
+    const blocked = [
+      ...memCalls.filter(([t, i]) => !decide(POLICY, t, i, mem).allow),
+      ...realCalls.filter(([t, i]) => !decide(rooted, t, i, real).allow),
+    ];
+    if (blocked.length > 0)
+      throw new Error(`bench calls blocked, the bench would measure blocks: ${JSON.stringify(blocked)}`);
     const bench = new Bench({ time: 800 });
     bench.add("in memory", () => {
       for (const [tool, input] of memCalls) decide(POLICY, tool, input, mem);
@@ -63,8 +73,16 @@ export async function run(): Promise<void> {
     for (const t of bench.tasks) console.log(`decide(), paths four levels deep, ${t.name}: ${rate(t)} decisions/s`);
 
     const policyFile = join(root, "policy.json");
-    writeFileSync(policyFile, JSON.stringify({ harness: "claude-code", network: "none", services: [], credentials: { set: null }, ...rooted }));
-    const stdin = JSON.stringify({ hook_event_name: "PreToolUse", cwd: rooted.workspace, tool_name: "Read", tool_input: { file_path: `${rooted.workspace}/src/core/gate/decide.ts` } });
+    writeFileSync(
+      policyFile,
+      JSON.stringify({ harness: "claude-code", network: "none", services: [], credentials: { set: null }, ...rooted }),
+    );
+    const stdin = JSON.stringify({
+      hook_event_name: "PreToolUse",
+      cwd: rooted.workspace,
+      tool_name: "Read",
+      tool_input: { file_path: `${rooted.workspace}/src/core/gate/decide.ts` },
+    });
     const hook = [join(REPO_ROOT, "src/host/claude-gate.ts"), policyFile];
     const bare = ["-e", "0"];
     // Started alike: same node, same stdin, same environment. The bundle's hook command points
@@ -96,11 +114,17 @@ export async function run(): Promise<void> {
       ratios.hook.push(median(runs.hook) / median(runs.bare));
       ratios.hookCold.push(median(runs.hookCold) / median(runs.bare));
       for (const k of ["hook", "hookCold", "bare"] as const) all[k].push(...runs[k]);
-      console.log(`  round ${r + 1}/${ROUNDS}: node -e 0 ${median(runs.bare).toFixed(1)} ms, hook ${median(runs.hook).toFixed(1)} ms (${ratios.hook.at(-1)!.toFixed(2)}x), no cache ${median(runs.hookCold).toFixed(1)} ms (${ratios.hookCold.at(-1)!.toFixed(2)}x)`);
+      console.log(
+        `  round ${r + 1}/${ROUNDS}: node -e 0 ${median(runs.bare).toFixed(1)} ms, hook ${median(runs.hook).toFixed(1)} ms (${ratios.hook.at(-1)!.toFixed(2)}x), no cache ${median(runs.hookCold).toFixed(1)} ms (${ratios.hookCold.at(-1)!.toFixed(2)}x)`,
+      );
     }
-    const ms = (xs: number[]) => `${median(xs).toFixed(1)} ms (IQR ${quantile(xs, 0.25).toFixed(1)}–${quantile(xs, 0.75).toFixed(1)})`;
-    const spread = (xs: number[]) => `${median(xs).toFixed(2)}x (rounds ${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}x)`;
-    console.log(`hook round trip, ${ROUNDS} rounds of ${PER_ROUND}, load average ${loadavg()[0]!.toFixed(2)}: node -e 0 ${ms(all.bare)}; claude-gate.ts with the bundle's warmed compile cache ${ms(all.hook)}, ratio ${spread(ratios.hook)}; with no cache ${ms(all.hookCold)}, ratio ${spread(ratios.hookCold)}`);
+    const ms = (xs: number[]) =>
+      `${median(xs).toFixed(1)} ms (IQR ${quantile(xs, 0.25).toFixed(1)}–${quantile(xs, 0.75).toFixed(1)})`;
+    const spread = (xs: number[]) =>
+      `${median(xs).toFixed(2)}x (rounds ${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}x)`;
+    console.log(
+      `hook round trip, ${ROUNDS} rounds of ${PER_ROUND}, load average ${loadavg()[0]!.toFixed(2)}: node -e 0 ${ms(all.bare)}; claude-gate.ts with the bundle's warmed compile cache ${ms(all.hook)}, ratio ${spread(ratios.hook)}; with no cache ${ms(all.hookCold)}, ratio ${spread(ratios.hookCold)}`,
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -25,6 +25,7 @@ export async function run(): Promise<void> {
   }
   await bench.run();
   const rate = (i: number) => (bench.tasks[i]!.result as { throughput: { mean: number } }).throughput.mean;
-  for (const [i, t] of bench.tasks.entries()) console.log(`${t.name}: ${Math.round(rate(i)).toLocaleString("en")} plans/s`);
+  for (const [i, t] of bench.tasks.entries())
+    console.log(`${t.name}: ${Math.round(rate(i)).toLocaleString("en")} plans/s`);
   console.log(`largest/smallest time ratio: ${(rate(1) / rate(0)).toFixed(2)}x`);
 }

@@ -7,17 +7,35 @@ import { startScriptedApi } from "../../src/conformance/stand-ins/scripted-api.t
 import { serveModelProxy } from "../../src/host/model-proxy.ts";
 
 const N = 200;
-const BODY = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 8, stream: true, messages: [{ role: "user", content: "hi" }] });
+const BODY = JSON.stringify({
+  model: "claude-sonnet-4-5",
+  max_tokens: 8,
+  stream: true,
+  messages: [{ role: "user", content: "hi" }],
+});
 
 /** One POST /v1/messages, read to its end; milliseconds. */
 function post(target: { url: string } | { socketPath: string }): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const where = "url" in target ? { host: "127.0.0.1", port: Number(new URL(target.url).port) } : { socketPath: target.socketPath };
-    const req = request({ ...where, path: "/v1/messages", method: "POST", headers: { "content-type": "application/json", "x-api-key": "placeholder" } }, (res) => {
-      res.resume();
-      res.on("end", () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`status ${res.statusCode}`))));
-    });
+    const where =
+      "url" in target
+        ? { host: "127.0.0.1", port: Number(new URL(target.url).port) }
+        : { socketPath: target.socketPath };
+    const req = request(
+      {
+        ...where,
+        path: "/v1/messages",
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": "placeholder" },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () =>
+          res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`status ${res.statusCode}`)),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(BODY);
   });
@@ -26,11 +44,20 @@ function post(target: { url: string } | { socketPath: string }): Promise<number>
 /** The model proxy's added latency: the same request to the scripted API, direct and through the proxy's socket, interleaved. */
 export async function run(): Promise<void> {
   const scratch = makeScratch("bench-network");
-  const api = await startScriptedApi({ script: scriptOf(Array.from({ length: 2 * N + 20 }, () => ({ text: "ok" }))), onFailure: () => {} });
+  const api = await startScriptedApi({
+    script: scriptOf(Array.from({ length: 2 * N + 20 }, () => ({ text: "ok" }))),
+    onFailure: () => {},
+  });
   const dir = join(scratch.root, "p");
   mkdirSync(dir);
   const socketPath = join(dir, "model.sock");
-  const proxy = serveModelProxy({ socket: socketPath, upstream: api.url, credential: { header: "x-api-key", value: "stand-in-bench-key" }, mode: "model-only", egressLog: join(dir, "egress.jsonl") });
+  const proxy = serveModelProxy({
+    socket: socketPath,
+    upstream: api.url,
+    credential: { header: "x-api-key", value: "stand-in-bench-key" },
+    mode: "model-only",
+    egressLog: join(dir, "egress.jsonl"),
+  });
   await proxy.listening;
   try {
     for (let i = 0; i < 10; i++) await post({ url: api.url }), await post({ socketPath });
@@ -40,9 +67,14 @@ export async function run(): Promise<void> {
       direct.push(await post({ url: api.url }));
       proxied.push(await post({ socketPath }));
     }
-    const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
-    console.log(`POST /v1/messages to the scripted API, ${N} each, interleaved: direct median ${q(direct, 0.5).toFixed(2)} ms p95 ${q(direct, 0.95).toFixed(2)} ms; through the proxy median ${q(proxied, 0.5).toFixed(2)} ms p95 ${q(proxied, 0.95).toFixed(2)} ms`);
-    console.log(`the proxy adds ${(q(proxied, 0.5) - q(direct, 0.5)).toFixed(2)} ms at the median, ${(q(proxied, 0.95) - q(direct, 0.95)).toFixed(2)} ms at p95 (${(q(proxied, 0.5) / q(direct, 0.5)).toFixed(2)}x)`);
+    const q = (xs: number[], p: number) =>
+      [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+    console.log(
+      `POST /v1/messages to the scripted API, ${N} each, interleaved: direct median ${q(direct, 0.5).toFixed(2)} ms p95 ${q(direct, 0.95).toFixed(2)} ms; through the proxy median ${q(proxied, 0.5).toFixed(2)} ms p95 ${q(proxied, 0.95).toFixed(2)} ms`,
+    );
+    console.log(
+      `the proxy adds ${(q(proxied, 0.5) - q(direct, 0.5)).toFixed(2)} ms at the median, ${(q(proxied, 0.95) - q(direct, 0.95)).toFixed(2)} ms at p95 (${(q(proxied, 0.5) / q(direct, 0.5)).toFixed(2)}x)`,
+    );
   } finally {
     await proxy.close();
     await api.stop();

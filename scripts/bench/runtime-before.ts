@@ -9,10 +9,19 @@ import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 import type * as World from "../../src/conformance/worlds/runtime-world.ts";
 import type * as Launcher from "../../src/host/launcher.ts";
 
-type Arm = { name: string; world: typeof World; launcher: typeof Launcher; w: World.RuntimeWorld; start: number[]; turn: number[] };
+type Arm = {
+  name: string;
+  world: typeof World;
+  launcher: typeof Launcher;
+  w: World.RuntimeWorld;
+  start: number[];
+  turn: number[];
+};
 
 function treeAt(rev: string): string {
-  const sha = execFileSync("git", ["-C", REPO_ROOT, "rev-parse", "--verify", `${rev}^{commit}`], { encoding: "utf8" }).trim();
+  const sha = execFileSync("git", ["-C", REPO_ROOT, "rev-parse", "--verify", `${rev}^{commit}`], {
+    encoding: "utf8",
+  }).trim();
   const dir = join(REPO_ROOT, ".scratch/bench-before", sha.slice(0, 12));
   if (!existsSync(join(dir, "package.json"))) {
     mkdirSync(join(REPO_ROOT, ".scratch/bench-before"), { recursive: true });
@@ -40,17 +49,31 @@ async function once(a: Arm, name: string): Promise<void> {
 export async function run(): Promise<void> {
   const rev = process.env.MOSAIC_BENCH_BEFORE ?? "";
   if (rev === "") {
-    console.log("runtime-before: set MOSAIC_BENCH_BEFORE=<git rev> to measure this tree's sessions against that revision's; not run");
+    console.log(
+      "runtime-before: set MOSAIC_BENCH_BEFORE=<git rev> to measure this tree's sessions against that revision's; not run",
+    );
     return;
   }
   const before = treeAt(rev);
   const arms: Arm[] = [];
-  for (const [name, root] of [[`before (${rev})`, before], ["after (this tree)", REPO_ROOT]] as const) {
+  for (const [name, root] of [
+    [`before (${rev})`, before],
+    ["after (this tree)", REPO_ROOT],
+  ] as const) {
     // The world module moved into worlds/ after the before-commit; take whichever the tree has.
-    const module = ["src/conformance/worlds/runtime-world.ts", "src/conformance/runtime-world.ts"].find((p) => existsSync(join(root, p)))!;
+    const module = ["src/conformance/worlds/runtime-world.ts", "src/conformance/runtime-world.ts"].find((p) =>
+      existsSync(join(root, p)),
+    )!;
     const world = (await import(join(root, module))) as typeof World;
     const launcher = (await import(join(root, "src/host/launcher.ts"))) as typeof Launcher;
-    arms.push({ name, world, launcher, w: await world.makeRuntimeWorld(`bench-${name.slice(0, 5)}`), start: [], turn: [] });
+    arms.push({
+      name,
+      world,
+      launcher,
+      w: await world.makeRuntimeWorld(`bench-${name.slice(0, 5)}`),
+      start: [],
+      turn: [],
+    });
   }
   const rounds = 9;
   try {
@@ -63,7 +86,10 @@ export async function run(): Promise<void> {
   }
   const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
   const [b, a] = arms as [Arm, Arm];
-  const line = (what: string, x: number[], y: number[]) => console.log(`${what}: ${b.name} ${med(x).toFixed(0)} ms, ${a.name} ${med(y).toFixed(0)} ms (${(med(y) / med(x)).toFixed(2)}x), medians of ${rounds}`);
+  const line = (what: string, x: number[], y: number[]) =>
+    console.log(
+      `${what}: ${b.name} ${med(x).toFixed(0)} ms, ${a.name} ${med(y).toFixed(0)} ms (${(med(y) / med(x)).toFixed(2)}x), medians of ${rounds}`,
+    );
   line("session start, spawn to claim", b.start, a.start);
   line("one fake-adapter turn through the broker", b.turn, a.turn);
 }

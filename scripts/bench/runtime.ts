@@ -9,7 +9,12 @@ import type { PreparedLaunch } from "../../src/host/launcher.ts";
 export async function run(): Promise<void> {
   const w = await makeRuntimeWorld("bench-runtime");
   const rounds = 7;
-  const t = { confinedStart: [] as number[], plainStart: [] as number[], confinedTurn: [] as number[], plainTurn: [] as number[] };
+  const t = {
+    confinedStart: [] as number[],
+    plainStart: [] as number[],
+    confinedTurn: [] as number[],
+    plainTurn: [] as number[],
+  };
   try {
     for (let i = 0; i < rounds; i++) {
       for (const confined of [true, false]) {
@@ -38,7 +43,10 @@ export async function run(): Promise<void> {
     await w.close();
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const line = (what: string, c: number[], u: number[]) => console.log(`${what}: confined ${med(c).toFixed(0)} ms, unconfined ${med(u).toFixed(0)} ms (${(med(c) / med(u)).toFixed(2)}x), medians of ${rounds}`);
+  const line = (what: string, c: number[], u: number[]) =>
+    console.log(
+      `${what}: confined ${med(c).toFixed(0)} ms, unconfined ${med(u).toFixed(0)} ms (${(med(c) / med(u)).toFixed(2)}x), medians of ${rounds}`,
+    );
   line("session start, spawn to claim", t.confinedStart, t.plainStart);
   line("one fake-adapter turn through the broker", t.confinedTurn, t.plainTurn);
 }
@@ -48,4 +56,3 @@ function unconfined(p: PreparedLaunch): PreparedLaunch {
   const argv = p.session.argv;
   return { ...p, session: { ...p.session, argv: argv.slice(argv.lastIndexOf("--") + 1) } };
 }
-

@@ -20,18 +20,41 @@ export async function run(): Promise<void> {
     bwrapArgv(spec, facts, binds(spec, facts, view));
   });
   await bench.run();
-  for (const t of bench.tasks) console.log(`${t.name}: ${Math.round((t.result as { throughput: { mean: number } }).throughput.mean).toLocaleString("en")} plans/s`);
+  for (const t of bench.tasks)
+    console.log(
+      `${t.name}: ${Math.round((t.result as { throughput: { mean: number } }).throughput.mean).toLocaleString("en")} plans/s`,
+    );
 
   const host = readHostFacts({ repo: REPO_ROOT });
   const stateDir = dirname(dirname(host.runnerNode));
   const seccompFile = prepareSeccompFile(stateDir, host.arch);
-  const system = systemBinds(host).filter((b) => BIND_TABLE_SYSTEM_ROWS.includes(b.row)).flatMap(bindArgs);
-  const tmp = systemBinds(host).filter((b) => b.row === "tmp").flatMap(bindArgs);
+  const system = systemBinds(host)
+    .filter((b) => BIND_TABLE_SYSTEM_ROWS.includes(b.row))
+    .flatMap(bindArgs);
+  const tmp = systemBinds(host)
+    .filter((b) => b.row === "tmp")
+    .flatMap(bindArgs);
   // The seed's sandbox (before issue 8) and today's: every hardening option, the tmpfs bounds, and
   // the runner's setpriv and prlimit execs in front of the command.
   const seed = ["bwrap", ...NAMESPACES, ...system, "--remount-ro", "/", "--", "true"];
-  const hardened = ["bwrap", ...NAMESPACES, ...HARDENING.flatMap((h) => h.args), ...system, ...tmp, "--remount-ro", "/", "--",
-    "setpriv", "--pdeathsig", "KILL", "--", "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, "--", "true"];
+  const hardened = [
+    "bwrap",
+    ...NAMESPACES,
+    ...HARDENING.flatMap((h) => h.args),
+    ...system,
+    ...tmp,
+    "--remount-ro",
+    "/",
+    "--",
+    "setpriv",
+    "--pdeathsig",
+    "KILL",
+    "--",
+    "prlimit",
+    `--nproc=${SESSION_LIMITS.tasks.value}`,
+    "--",
+    "true",
+  ];
   const time = (argv: string[], n: number) => {
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < n; i++) {
@@ -45,11 +68,15 @@ export async function run(): Promise<void> {
   };
   const n = 60;
   // Interleave the three so drift hits all alike.
-  let a = 0, b = 0, c = 0;
+  let a = 0,
+    b = 0,
+    c = 0;
   for (let round = 0; round < 6; round++) {
     a += time(["/usr/bin/true"], n / 6);
     b += time(seed, n / 6);
     c += time(hardened, n / 6);
   }
-  console.log(`spawn true: unconfined ${(a / 6).toFixed(2)} ms, seed sandbox ${(b / 6).toFixed(2)} ms (${(b / a).toFixed(2)}x), hardened ${(c / 6).toFixed(2)} ms (${(c / a).toFixed(2)}x; ${(c / b).toFixed(2)}x the seed's)`);
+  console.log(
+    `spawn true: unconfined ${(a / 6).toFixed(2)} ms, seed sandbox ${(b / 6).toFixed(2)} ms (${(b / a).toFixed(2)}x), hardened ${(c / 6).toFixed(2)} ms (${(c / a).toFixed(2)}x; ${(c / b).toFixed(2)}x the seed's)`,
+  );
 }

@@ -25,12 +25,20 @@ export function parseCliArgs(argv: readonly string[]): CliCommand {
   const unknown = rest.find((a) => a.startsWith("-") && a !== "--json");
   if (unknown !== undefined) return { kind: "usage-error", message: `plan: unknown option ${unknown}` };
   const files = rest.filter((a) => !a.startsWith("-"));
-  if (files.length !== 1) return { kind: "usage-error", message: `plan: expected exactly one spec file, got ${files.length}` };
+  if (files.length !== 1)
+    return { kind: "usage-error", message: `plan: expected exactly one spec file, got ${files.length}` };
   return { kind: "plan", file: files[0]!, json: rest.includes("--json") };
 }
 
 function parseRunArgs(rest: readonly string[]): CliCommand {
-  const cmd = { kind: "run" as const, paths: [] as string[], only: null as string[] | null, json: false, junit: null as string | null, repeat: 1 };
+  const cmd = {
+    kind: "run" as const,
+    paths: [] as string[],
+    only: null as string[] | null,
+    json: false,
+    junit: null as string | null,
+    repeat: 1,
+  };
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]!;
     const value = (): string | null => {
@@ -43,7 +51,8 @@ function parseRunArgs(rest: readonly string[]): CliCommand {
     else if (a === "--only") {
       const v = value();
       const ids = v?.split(",").filter((s) => s !== "") ?? [];
-      if (ids.length === 0) return { kind: "usage-error", message: "run: --only needs a comma-separated list of scenario names" };
+      if (ids.length === 0)
+        return { kind: "usage-error", message: "run: --only needs a comma-separated list of scenario names" };
       cmd.only = [...(cmd.only ?? []), ...ids]; // repeated, each adds
     } else if (a === "--junit") {
       const v = value();
@@ -52,7 +61,11 @@ function parseRunArgs(rest: readonly string[]): CliCommand {
     } else if (a === "--repeat") {
       const v = value();
       const n = v === null ? NaN : Number(v);
-      if (!Number.isInteger(n) || n < 1 || n > 100) return { kind: "usage-error", message: `run: --repeat needs a whole number from 1 to 100, got ${v ?? "nothing"}` };
+      if (!Number.isInteger(n) || n < 1 || n > 100)
+        return {
+          kind: "usage-error",
+          message: `run: --repeat needs a whole number from 1 to 100, got ${v ?? "nothing"}`,
+        };
       cmd.repeat = n;
     } else if (a.startsWith("-")) return { kind: "usage-error", message: `run: unknown option ${a}` };
     else cmd.paths.push(a);

@@ -16,7 +16,12 @@ export interface PlanReport {
 /** The whole plan for one spec on one host; throws a MosaicError for a bad spec. */
 export function planReport(spec: SandboxSpec, facts: HostFacts, problem: string | null, fs: FsView): PlanReport {
   const table = binds(spec, facts, fs);
-  return { spec, binds: table, argv: [...dropToSession(facts), ...bwrapArgv(spec, facts, table)], probe: { ok: problem === null, bwrapVersion: facts.bwrapVersion, problem } };
+  return {
+    spec,
+    binds: table,
+    argv: [...dropToSession(facts), ...bwrapArgv(spec, facts, table)],
+    probe: { ok: problem === null, bwrapVersion: facts.bwrapVersion, problem },
+  };
 }
 
 export function renderPlanText(r: PlanReport): string {

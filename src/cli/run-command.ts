@@ -3,7 +3,13 @@
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { checkoutProblem } from "../conformance/tiers/live-gate.ts";
-import { formatScenarioError, loadScenario, ScenarioError, scenarioFiles, type Scenario } from "../conformance/scenario/load.ts";
+import {
+  formatScenarioError,
+  loadScenario,
+  ScenarioError,
+  scenarioFiles,
+  type Scenario,
+} from "../conformance/scenario/load.ts";
 import { renderJunit, renderSummary, renderTable, type ScenarioRuns } from "../conformance/scenario/report.ts";
 import { harnessesOf, runScenario } from "../conformance/scenario/run.ts";
 import { readHostFacts } from "../host/host-facts.ts";
@@ -35,7 +41,9 @@ export async function runCommand(cmd: RunCommand): Promise<number> {
   if (cmd.only !== null) {
     const unknown = cmd.only.filter((id) => !scenarios.some((s) => s.name === id));
     if (unknown.length > 0) {
-      console.error(`mosaic-harness run: --only: no scenario named ${unknown.join(", ")} (have ${scenarios.map((s) => s.name).join(", ")})`);
+      console.error(
+        `mosaic-harness run: --only: no scenario named ${unknown.join(", ")} (have ${scenarios.map((s) => s.name).join(", ")})`,
+      );
       return 2;
     }
     scenarios = scenarios.filter((s) => cmd.only!.includes(s.name));
@@ -56,7 +64,9 @@ export async function runCommand(cmd: RunCommand): Promise<number> {
     for (let k = 1; k <= cmd.repeat; k++) {
       const r = await runScenario(s, { id: cmd.repeat === 1 ? s.name : `${s.name}.${k}` });
       runs.runs.push(r);
-      progress(`${r.verdict === "pass" ? "ok  " : "FAIL"} ${s.name} (${r.harness}${cmd.repeat > 1 ? `, run ${k}/${cmd.repeat}` : ""}) ${r.seconds.toFixed(1)} s\n`);
+      progress(
+        `${r.verdict === "pass" ? "ok  " : "FAIL"} ${s.name} (${r.harness}${cmd.repeat > 1 ? `, run ${k}/${cmd.repeat}` : ""}) ${r.seconds.toFixed(1)} s\n`,
+      );
     }
     all.push(runs);
   }

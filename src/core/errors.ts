@@ -37,7 +37,7 @@ export const MOSAIC_ERROR_CODES = {
   "unfilled-template-var": "a model script was served with a {{name}} never filled",
   "bad-scenario": "a scenario file breaks the scenario format",
   "bad-yaml": "a scenario file is not YAML",
-  "unreadable": "a scenario file cannot be read",
+  unreadable: "a scenario file cannot be read",
   "bad-instance-ref": "a scenario names an instance it does not define",
 } as const satisfies Record<string, string>;
 

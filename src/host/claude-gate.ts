@@ -14,7 +14,12 @@ type Decide = (policy: unknown, tool: unknown, input: unknown, fs: FsView) => De
 const blocked = (why: string): HookOutcome => ({ code: 2, stderr: `mosaic gate: ${why}\n` });
 
 /** The hook's answer for its stdin and the policy file's text (or why it could not be read). */
-export function hookOutcome(stdin: string, policyText: string | { unreadable: string }, decide: Decide, fs: FsView): HookOutcome {
+export function hookOutcome(
+  stdin: string,
+  policyText: string | { unreadable: string },
+  decide: Decide,
+  fs: FsView,
+): HookOutcome {
   if (typeof policyText !== "string") return blocked(`the policy could not be read (${policyText.unreadable})`);
   let policy: unknown;
   try {
@@ -39,19 +44,28 @@ export function hookOutcome(stdin: string, policyText: string | { unreadable: st
 export type GateModules = { decide: Decide; fs: FsView; readFile: (path: string) => string };
 
 export async function loadGate(): Promise<GateModules> {
-  const [{ readFileSync }, { decide }, { realFsView }] = await Promise.all([import("node:fs"), import("../core/gate/decide.ts"), import("./fs-view.ts")]);
+  const [{ readFileSync }, { decide }, { realFsView }] = await Promise.all([
+    import("node:fs"),
+    import("../core/gate/decide.ts"),
+    import("./fs-view.ts"),
+  ]);
   return { decide, fs: realFsView(), readFile: (p) => readFileSync(p, "utf8") };
 }
 
 /** The whole hook for its arguments and stdin: any failure on the way, a module that will not load included, blocks. */
-export async function runHook(args: readonly string[], stdin: () => Promise<string>, load: () => Promise<GateModules>): Promise<HookOutcome> {
+export async function runHook(
+  args: readonly string[],
+  stdin: () => Promise<string>,
+  load: () => Promise<GateModules>,
+): Promise<HookOutcome> {
   try {
     const gate = await load();
     const file = args[0];
     let policyText: string | { unreadable: string };
     if (file === undefined) policyText = { unreadable: "no policy file argument" };
     // Relative, it would name a file in Claude Code's working directory: the workspace, which the session writes.
-    else if (!file.startsWith("/")) policyText = { unreadable: `${JSON.stringify(file)} is not an absolute path` }; // safety: gate-hook-relative-policy
+    else if (!file.startsWith("/"))
+      policyText = { unreadable: `${JSON.stringify(file)} is not an absolute path` }; // safety: gate-hook-relative-policy
     else {
       try {
         policyText = gate.readFile(file);
@@ -62,7 +76,10 @@ export async function runHook(args: readonly string[], stdin: () => Promise<stri
     return hookOutcome(await stdin(), policyText, gate.decide, gate.fs);
   } catch (e) {
     // safety: gate-hook-crash-allows
-    return { code: 2, stderr: `mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n` };
+    return {
+      code: 2,
+      stderr: `mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n`,
+    };
   }
 }
 
@@ -78,7 +95,9 @@ async function main(): Promise<void> {
   // A module graph that never settles would otherwise end with Node's 13.
   process.exitCode = 2; // safety: gate-hook-exit-not-preset
   const crash = (e: unknown) => {
-    process.stderr.write(`mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n`);
+    process.stderr.write(
+      `mosaic gate: the gate crashed, so it blocks (${e instanceof Error ? e.message : String(e)})\n`,
+    );
     process.exit(2);
   };
   process.on("uncaughtException", crash); // safety: gate-hook-uncaught-ignored

@@ -17,7 +17,12 @@ export function stateDirOf(repo: string, env: NodeJS.ProcessEnv = process.env): 
  * reads them once and hands them to readLaunchFacts(), so the binary it probes and the one it binds
  * are the same.
  */
-export function readHostFacts(opts: { repo: string; env?: NodeJS.ProcessEnv; bwrap?: string; stateDir?: string }): HostFacts {
+export function readHostFacts(opts: {
+  repo: string;
+  env?: NodeJS.ProcessEnv;
+  bwrap?: string;
+  stateDir?: string;
+}): HostFacts {
   const env = opts.env ?? process.env;
   const uid = process.getuid?.() ?? -1;
   const top = Object.fromEntries(TOP_LINKS.map((p) => [p, readTop(p)])) as HostFacts["top"];

@@ -36,7 +36,10 @@ export class LaunchRegistry {
 
   record(r: LaunchRecord): void {
     writeFileSync(this.file(r.run), JSON.stringify(r, null, 2) + "\n", { mode: 0o600 });
-    appendFileSync(join(this.dir, "launches.log"), `${new Date().toISOString()} ${r.end === null ? "started" : `ended ${r.end.reason}`} ${r.run} pid ${r.pid}${r.end === null ? "" : `: ${r.end.detail}`}\n`);
+    appendFileSync(
+      join(this.dir, "launches.log"),
+      `${new Date().toISOString()} ${r.end === null ? "started" : `ended ${r.end.reason}`} ${r.run} pid ${r.pid}${r.end === null ? "" : `: ${r.end.detail}`}\n`,
+    );
   }
 
   end(run: string, reason: string, detail: string, check: WorkspaceCheck | null = null): LaunchRecord | null {
@@ -59,6 +62,9 @@ export class LaunchRegistry {
 
   /** Launches with no end recorded: what a host that died hard left behind. */
   open(): LaunchRecord[] {
-    return readdirSync(this.dir).filter((n) => n.endsWith(".json")).map((n) => this.get(n.slice(0, -5))).filter((r): r is LaunchRecord => r !== null && r.end === null);
+    return readdirSync(this.dir)
+      .filter((n) => n.endsWith(".json"))
+      .map((n) => this.get(n.slice(0, -5)))
+      .filter((r): r is LaunchRecord => r !== null && r.end === null);
   }
 }

@@ -14,7 +14,13 @@ import { sessionCgroupName } from "../core/sandbox/cgroups.ts";
 import { bindNeeds, reachProblem } from "../core/sandbox/reach.ts";
 import type { HostFacts } from "../core/sandbox/types.ts";
 import { launchEndReason, sessionExit, type SessionEnd } from "../core/session/exit.ts";
-import { planSession, RUNNER_ENTRY, sessionCommand, type AdapterChoice, type SessionPlan } from "../core/session/plan-session.ts";
+import {
+  planSession,
+  RUNNER_ENTRY,
+  sessionCommand,
+  type AdapterChoice,
+  type SessionPlan,
+} from "../core/session/plan-session.ts";
 import type { SessionFile } from "../core/runner/session-file.ts";
 import { readHostFacts } from "./host-facts.ts";
 import { importGraph } from "./import-graph.ts";
@@ -83,7 +89,9 @@ export interface Session {
   stop(): Promise<LaunchEnd>;
 }
 
-export type LaunchResult = { kind: "refuse"; code: RefusalCode; message: string } | { kind: "launched"; session: Session };
+export type LaunchResult =
+  | { kind: "refuse"; code: RefusalCode; message: string }
+  | { kind: "launched"; session: Session };
 
 /** A launch decided and planned, with nothing yet on disk: what start() carries out. */
 export interface PreparedLaunch {
@@ -95,28 +103,45 @@ export interface PreparedLaunch {
 
 /** Every repository file the runner and what the harness starts inside the sandbox load. */
 export function sessionRunnerFiles(repo: string, harness: "pi" | "claude-code"): string[] {
-  const entries = [RUNNER_ENTRY, ...(harness === "pi" ? ["src/host/pi-extension.ts"] : ["src/host/claude-gate.ts", "src/host/mcp-server.ts"])];
+  const entries = [
+    RUNNER_ENTRY,
+    ...(harness === "pi" ? ["src/host/pi-extension.ts"] : ["src/host/claude-gate.ts", "src/host/mcp-server.ts"]),
+  ];
   return importGraph(entries.map((e) => join(repo, e))).files;
 }
 
 const STOP_EVERY_MS = 1000;
 
 /** decideLaunch() and planSession(): a refusal, or the whole plan, and nothing on disk yet. */
-export function prepareLaunch(req: LaunchRequest): { kind: "refuse"; code: RefusalCode; message: string } | { kind: "ready"; prepared: PreparedLaunch } {
+export function prepareLaunch(
+  req: LaunchRequest,
+): { kind: "refuse"; code: RefusalCode; message: string } | { kind: "ready"; prepared: PreparedLaunch } {
   const { instance, repo, runDir } = req;
   // Read once: the decision's preflight and sandbox probe and the session's plan see one machine.
   const facts: HostFacts = readHostFacts({ repo, env: { ...req.hostEnv }, stateDir: req.stateDir });
-  const launchFacts = readLaunchFacts(facts, { repo, runDir, ...(req.bwrap !== undefined ? { bwrap: req.bwrap } : {}) });
+  const launchFacts = readLaunchFacts(facts, {
+    repo,
+    runDir,
+    ...(req.bwrap !== undefined ? { bwrap: req.bwrap } : {}),
+  });
   const decision = decideLaunch(instance, req.settings, launchFacts, req.hostEnv);
   if (decision.kind === "refuse") return decision;
   const plan = decision.plan;
   const adapter = req.adapter ?? { kind: "harness" };
   const session = planSession({
-    plan, instance, facts, fs: realFsView(), repo, runDir,
-    brokerSocket: req.brokerSocket, launchSocket: req.launchSocket,
+    plan,
+    instance,
+    facts,
+    fs: realFsView(),
+    repo,
+    runDir,
+    brokerSocket: req.brokerSocket,
+    launchSocket: req.launchSocket,
     runnerFiles: [...sessionRunnerFiles(repo, plan.harness), ...(adapter.kind === "fake" ? [adapter.script] : [])],
     packages: MCP_SERVER_PACKAGES.map((p) => join(repo, "node_modules", p.name)),
-    adapter, hostEnv: req.hostEnv, ...(req.timings !== undefined ? { timings: req.timings } : {}),
+    adapter,
+    hostEnv: req.hostEnv,
+    ...(req.timings !== undefined ? { timings: req.timings } : {}),
   });
   return { kind: "ready", prepared: { req, launch: plan, facts, session } };
 }
@@ -147,21 +172,29 @@ export function start(prepared: PreparedLaunch): Session {
   try {
     mkdirSync(runDir, { mode: 0o700 });
   } catch (e) {
-    throw new MosaicError("run-dir-exists", runDir, `cannot make the run directory: ${(e as NodeJS.ErrnoException).code}; a run directory is made once per launch`);
+    throw new MosaicError(
+      "run-dir-exists",
+      runDir,
+      `cannot make the run directory: ${(e as NodeJS.ErrnoException).code}; a run directory is made once per launch`,
+    );
   }
   const registry = new LaunchRegistry(join(req.stateDir, "launches"));
   let cgroups: string[] = [];
   let proxy: ModelProxy | null = null;
   let tools: HeldSocket | null = null;
   try {
-    for (const d of ["turns", "session", join("session", "pi-agent"), "sock"]) mkdirSync(join(runDir, d), { mode: 0o700 });
+    for (const d of ["turns", "session", join("session", "pi-agent"), "sock"])
+      mkdirSync(join(runDir, d), { mode: 0o700 });
     mkdirSync(join(runDir, "home"), { mode: 0o700 });
     chmodSync(join(runDir, "home"), 0o700);
     writeBundle(plan.bundleDir, plan.bundle);
     if (plan.harness === "claude-code") warmGateCache(facts.node.path, repo, gateCompileCacheDir(plan.bundleDir));
     writeFileSync(join(runDir, "session.json"), JSON.stringify(session.sessionFile, null, 2) + "\n", { mode: 0o600 });
     // Pi reads models.json from its agent dir only; the bundle's copy is the one the manifest digests.
-    if (plan.bundle["models.json"] !== undefined) writeFileSync(join(plan.adapter.env.PI_CODING_AGENT_DIR!, "models.json"), plan.bundle["models.json"], { mode: 0o600 });
+    if (plan.bundle["models.json"] !== undefined)
+      writeFileSync(join(plan.adapter.env.PI_CODING_AGENT_DIR!, "models.json"), plan.bundle["models.json"], {
+        mode: 0o600,
+      });
     const model = session.sessionFile.model;
     if (model !== null) {
       proxy = serveModelProxy({
@@ -180,16 +213,35 @@ export function start(prepared: PreparedLaunch): Session {
     const seccompFile = prepareSeccompFile(req.stateDir, facts.arch);
     // The session owns its run directory; bundle/, session.json and sock/ stay read-only by their binds.
     if (owner !== null) handOver(runDir, owner);
-    if (facts.uid === 0) cgroups = makeSessionCgroups(facts.cgroups, sessionCgroupName(instance.run, process.pid, Date.now()));
+    if (facts.uid === 0)
+      cgroups = makeSessionCgroups(facts.cgroups, sessionCgroupName(instance.run, process.pid, Date.now()));
 
     // A root caller's session drops to its own identity here, whatever a control did to the argv.
-    const child = spawnSandbox({ command: sessionCommand(facts, session.argv), env: session.env, seccompFile, cgroupProcs: cgroups.map((c) => join(c, "cgroup.procs")), toolSocketFd: tools.fd, stdio: ["pipe", "ignore", "pipe"] });
+    const child = spawnSandbox({
+      command: sessionCommand(facts, session.argv),
+      env: session.env,
+      seccompFile,
+      cgroupProcs: cgroups.map((c) => join(c, "cgroup.procs")),
+      toolSocketFd: tools.fd,
+      stdio: ["pipe", "ignore", "pipe"],
+    });
     // The sandbox holds its own copy of the tool socket now; the host never accepts on it.
     tools.release();
     let stderr = "";
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.stdin!.on("error", () => {});
-    registry.record({ run: instance.run, instance: instance.instance, runDir, pid: child.pid!, startedAt: new Date().toISOString(), mountStubs: session.mountStubs, cgroups, workspace: instance.workspace, quarantine: join(req.stateDir, "quarantine", instance.run), end: null });
+    registry.record({
+      run: instance.run,
+      instance: instance.instance,
+      runDir,
+      pid: child.pid!,
+      startedAt: new Date().toISOString(),
+      mountStubs: session.mountStubs,
+      cgroups,
+      workspace: instance.workspace,
+      quarantine: join(req.stateDir, "quarantine", instance.run),
+      end: null,
+    });
     req.onSpawn?.(child);
     // The capability goes on the runner's stdin, never to disk, argv or the environment.
     const cap = req.bus.issueCapability({ run: instance.run, instance: instance.instance });
@@ -250,6 +302,11 @@ export function start(prepared: PreparedLaunch): Session {
 function checkReach(session: SessionPlan, facts: HostFacts, owned: readonly string[]): void {
   for (const n of bindNeeds(session.binds, owned)) {
     const why = reachProblem(facts.session, statChain(n.source), n.need);
-    if (why !== null) throw new MosaicError("bind-unreachable", n.source, `the session (uid ${facts.session.uid}) cannot use this ${n.row} bind: ${why}`);
+    if (why !== null)
+      throw new MosaicError(
+        "bind-unreachable",
+        n.source,
+        `the session (uid ${facts.session.uid}) cannot use this ${n.row} bind: ${why}`,
+      );
   }
 }

@@ -19,7 +19,13 @@ export const MCP_SERVER_VERSION = "0.1.0";
 type CallFn = typeof callTool;
 
 /** One tools/call: a tool tools.json does not list is refused here, before any socket call. */
-export async function answerCall(tools: readonly ToolEntry[], socket: string | undefined, name: string, args: unknown, call: CallFn = callTool): Promise<ToolOutcome> {
+export async function answerCall(
+  tools: readonly ToolEntry[],
+  socket: string | undefined,
+  name: string,
+  args: unknown,
+  call: CallFn = callTool,
+): Promise<ToolOutcome> {
   // safety: mcp-unlisted-tool-forwarded
   if (findTool(tools, name) === null) return { ok: false, text: notATypedTool(name) };
   return call(socket, name, args ?? {});
@@ -28,7 +34,11 @@ export async function answerCall(tools: readonly ToolEntry[], socket: string | u
 export function createMosaicServer(tools: readonly ToolEntry[], socket: string | undefined): Server {
   const server = new Server({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as { type: "object" } })),
+    tools: tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema as { type: "object" },
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     const outcome = await answerCall(tools, socket, req.params.name, req.params.arguments);

@@ -6,9 +6,22 @@
 // that goes up is the one the check read, serialised again.
 import { appendFileSync, chmodSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { request as httpRequest, createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  request as httpRequest,
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import { request as httpsRequest } from "node:https";
-import { decideEgress, egressErrorBody, upstreamHeaders, type EgressRecord, type NetworkMode, type UpstreamCredential } from "../core/network/egress.ts";
+import {
+  decideEgress,
+  egressErrorBody,
+  upstreamHeaders,
+  type EgressRecord,
+  type NetworkMode,
+  type UpstreamCredential,
+} from "../core/network/egress.ts";
 import { closingLines, LOG_START, planLogLine, type LogState } from "../core/network/egress-log.ts";
 import type { ModelGrant } from "../core/network/grants.ts";
 import { decideModelBody } from "../core/network/model-body.ts";
@@ -98,7 +111,16 @@ export function serveModelProxy(o: ModelProxyOptions): ModelProxy {
      */
     const refuse = (r: Refusal, early = false) => {
       const body = egressErrorBody({ kind: "refuse", ...r });
-      log.write({ time, method, path, outcome: "refused", status: r.status, bytesIn: read, bytesOut: Buffer.byteLength(body), why: r.message });
+      log.write({
+        time,
+        method,
+        path,
+        outcome: "refused",
+        status: r.status,
+        bytesIn: read,
+        bytesOut: Buffer.byteLength(body),
+        why: r.message,
+      });
       sendError(res, r, body);
       if (!early) return;
       let dropped = 0;
@@ -127,9 +149,20 @@ export function serveModelProxy(o: ModelProxyOptions): ModelProxy {
 
     const d = decideEgress(o.mode, method, target);
     if (d.kind === "refuse") return refuseAfterBody(d);
-    if (o.credential === null) return refuseAfterBody({ status: 500, errorType: "api_error", message: "the host holds no credential for this session's model" });
+    if (o.credential === null)
+      return refuseAfterBody({
+        status: 500,
+        errorType: "api_error",
+        message: "the host holds no credential for this session's model",
+      });
     const credential = o.credential;
-    const h = decideModelHeaders({ betas: req.headersDistinct["anthropic-beta"] ?? [], contentEncoding: req.headersDistinct["content-encoding"] ?? [] }, grants);
+    const h = decideModelHeaders(
+      {
+        betas: req.headersDistinct["anthropic-beta"] ?? [],
+        contentEncoding: req.headersDistinct["content-encoding"] ?? [],
+      },
+      grants,
+    );
     if (h.kind === "refuse") return refuseAfterBody(h); // safety: header-check-enforced
     const first = decideBodySize(limits, { declared, read: 0, held });
     if (first.kind === "refuse") {
@@ -151,7 +184,8 @@ export function serveModelProxy(o: ModelProxyOptions): ModelProxy {
       holding += c.length;
       held += c.length;
       const size = decideBodySize(limits, { declared, read, held });
-      if (size.kind === "refuse") { // safety: size-checked-per-chunk
+      if (size.kind === "refuse") {
+        // safety: size-checked-per-chunk
         done = true;
         chunks.length = 0;
         release();
@@ -176,7 +210,8 @@ export function serveModelProxy(o: ModelProxyOptions): ModelProxy {
       delete headers["content-encoding"];
       let out: string | null = null;
       if (method === "HEAD") {
-        if (body.length > 0) return refuse({ status: 400, errorType: "invalid_request_error", message: "HEAD / carries no body" });
+        if (body.length > 0)
+          return refuse({ status: 400, errorType: "invalid_request_error", message: "HEAD / carries no body" });
       } else {
         let parsed: unknown;
         try {
@@ -185,7 +220,11 @@ export function serveModelProxy(o: ModelProxyOptions): ModelProxy {
           // or any other way two JSON parsers disagree cannot slip a field past the check.
           out = JSON.stringify(parsed); // safety: body-reserialised
         } catch (e) {
-          const r = { status: 400, errorType: "invalid_request_error", message: `the request body is not JSON the proxy can check: ${e instanceof Error ? e.message.slice(0, 200) : String(e)}` };
+          const r = {
+            status: 400,
+            errorType: "invalid_request_error",
+            message: `the request body is not JSON the proxy can check: ${e instanceof Error ? e.message.slice(0, 200) : String(e)}`,
+          };
           return refuse(r);
         }
         const b = decideModelBody(parsed, grants);
@@ -193,21 +232,43 @@ export function serveModelProxy(o: ModelProxyOptions): ModelProxy {
         headers["content-type"] = "application/json";
         headers["content-length"] = String(Buffer.byteLength(out));
       }
-      const upReq = send({ protocol: up.protocol, hostname: up.hostname, port: up.port, method, path: `${basePath}${target}`, headers }, (upRes) => {
-        let bytesOut = 0;
-        const resHeaders = { ...upRes.headers };
-        delete resHeaders.connection;
-        delete resHeaders["transfer-encoding"];
-        res.writeHead(upRes.statusCode ?? 502, resHeaders);
-        upRes.on("data", (c: Buffer) => (bytesOut += c.length));
-        // Before the pipe's own end listener: the line is on disk before the session has the answer's end.
-        upRes.on("end", () => log.write({ time, method, path, outcome: "allowed", status: upRes.statusCode ?? 0, bytesIn: read, bytesOut }));
-        upRes.pipe(res);
-      });
+      const upReq = send(
+        { protocol: up.protocol, hostname: up.hostname, port: up.port, method, path: `${basePath}${target}`, headers },
+        (upRes) => {
+          let bytesOut = 0;
+          const resHeaders = { ...upRes.headers };
+          delete resHeaders.connection;
+          delete resHeaders["transfer-encoding"];
+          res.writeHead(upRes.statusCode ?? 502, resHeaders);
+          upRes.on("data", (c: Buffer) => (bytesOut += c.length));
+          // Before the pipe's own end listener: the line is on disk before the session has the answer's end.
+          upRes.on("end", () =>
+            log.write({
+              time,
+              method,
+              path,
+              outcome: "allowed",
+              status: upRes.statusCode ?? 0,
+              bytesIn: read,
+              bytesOut,
+            }),
+          );
+          upRes.pipe(res);
+        },
+      );
       upReq.on("error", (e) => {
         const r = { status: 502, errorType: "api_error", message: `the model API could not be reached: ${e.message}` };
         const body = egressErrorBody({ kind: "refuse", ...r });
-        log.write({ time, method, path, outcome: "allowed", status: 502, bytesIn: read, bytesOut: res.headersSent ? 0 : Buffer.byteLength(body), why: e.message });
+        log.write({
+          time,
+          method,
+          path,
+          outcome: "allowed",
+          status: 502,
+          bytesIn: read,
+          bytesOut: res.headersSent ? 0 : Buffer.byteLength(body),
+          why: e.message,
+        });
         if (res.headersSent) res.destroy();
         else sendError(res, r, body);
       });
@@ -215,14 +276,28 @@ export function serveModelProxy(o: ModelProxyOptions): ModelProxy {
     };
   };
 
-  const server: Server = createServer({
-    headersTimeout: limits.headersTimeoutMs, // safety: proxy-idle-timeouts
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    connectionsCheckingInterval: limits.checkEveryMs,
-  }, handle);
+  const server: Server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs, // safety: proxy-idle-timeouts
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: limits.checkEveryMs,
+    },
+    handle,
+  );
   server.maxConnections = limits.connections; // safety: proxy-connection-cap
-  server.on("drop", () => log.write({ time: new Date().toISOString(), method: "", path: "", outcome: "refused", status: 0, bytesIn: 0, bytesOut: 0, why: `over the session's ${limits.connections} connections: closed at once` }));
+  server.on("drop", () =>
+    log.write({
+      time: new Date().toISOString(),
+      method: "",
+      path: "",
+      outcome: "refused",
+      status: 0,
+      bytesIn: 0,
+      bytesOut: 0,
+      why: `over the session's ${limits.connections} connections: closed at once`,
+    }),
+  );
   const listening = new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(o.socket, () => {

@@ -31,9 +31,15 @@ export function readPolicyFile(env: NodeJS.ProcessEnv): PolicySource {
 }
 
 /** The tool_call handler's answer: undefined lets the call run, {block, reason} stops it. */
-export function toolCallVerdict(source: PolicySource, toolName: unknown, input: unknown, fs: FsView): { block: true; reason: string } | undefined {
+export function toolCallVerdict(
+  source: PolicySource,
+  toolName: unknown,
+  input: unknown,
+  fs: FsView,
+): { block: true; reason: string } | undefined {
   // safety: gate-pi-no-policy-allows
-  if ("unreadable" in source) return { block: true, reason: `mosaic gate: the policy could not be read (${source.unreadable})` };
+  if ("unreadable" in source)
+    return { block: true, reason: `mosaic gate: the policy could not be read (${source.unreadable})` };
   const d = decide(source.policy, toolName, input, fs);
   return d.allow ? undefined : { block: true, reason: `mosaic gate: ${d.reason}` };
 }
@@ -42,8 +48,11 @@ export default function mosaicGate(pi: ExtensionAPI): void {
   const source = readPolicyFile(process.env);
   const fs = realFsView();
   pi.on("tool_call", (event) => toolCallVerdict(source, event.toolName, event.input, fs));
-  registerTypedTools(pi, readToolsFile(process.env), process.env[TOOL_SOCKET_ENV], (line) => process.stderr.write(line + "\n"));
+  registerTypedTools(pi, readToolsFile(process.env), process.env[TOOL_SOCKET_ENV], (line) =>
+    process.stderr.write(line + "\n"),
+  );
   const marker = process.env[MARKER_ENV];
   // Without a marker path there is nothing to prove to; the runner then counts no Pi turn.
-  if (marker !== undefined && marker !== "") pi.on("agent_end", () => writeFileSync(marker, `agent_end ${new Date().toISOString()}\n`));
+  if (marker !== undefined && marker !== "")
+    pi.on("agent_end", () => writeFileSync(marker, `agent_end ${new Date().toISOString()}\n`));
 }

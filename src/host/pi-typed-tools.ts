@@ -10,7 +10,13 @@ type Register = Pick<ExtensionAPI, "registerTool">;
 type PiSchema = Parameters<ExtensionAPI["registerTool"]>[0]["parameters"];
 
 /** Registers the file's tools; a file that could not be read registers none and says why. */
-export function registerTypedTools(pi: Register, file: ToolsFile, socket: string | undefined, log: (line: string) => void, call = callTool): string[] {
+export function registerTypedTools(
+  pi: Register,
+  file: ToolsFile,
+  socket: string | undefined,
+  log: (line: string) => void,
+  call = callTool,
+): string[] {
   if ("problem" in file) {
     log(`mosaic extension: no typed tools: ${file.problem}`);
     return [];

@@ -15,7 +15,15 @@ export function statChain(path: string): PathStat[] {
     const p = "/" + parts.slice(0, i).join("/");
     try {
       const st = lstatSync(p);
-      const kind = st.isDirectory() ? "dir" : st.isFile() ? "file" : st.isSocket() ? "socket" : st.isSymbolicLink() ? "link" : "other";
+      const kind = st.isDirectory()
+        ? "dir"
+        : st.isFile()
+          ? "file"
+          : st.isSocket()
+            ? "socket"
+            : st.isSymbolicLink()
+              ? "link"
+              : "other";
       out.push({ path: p, kind, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid });
     } catch {
       out.push({ path: p, kind: "missing", mode: 0, uid: -1, gid: -1 });

@@ -12,7 +12,10 @@ import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
  * removes its mount stubs and cgroup, checks its workspace as a session's end does, and ends the
  * launch as host-lost.
  */
-export async function recover(registry: LaunchRegistry, bus: Pick<Bus, "endRun">): Promise<Array<{ run: string; killed: number[]; survivors: number[]; workspace: WorkspaceCheck | null }>> {
+export async function recover(
+  registry: LaunchRegistry,
+  bus: Pick<Bus, "endRun">,
+): Promise<Array<{ run: string; killed: number[]; survivors: number[]; workspace: WorkspaceCheck | null }>> {
   const out: Array<{ run: string; killed: number[]; survivors: number[]; workspace: WorkspaceCheck | null }> = [];
   for (const r of registry.open()) {
     // Voided first: a runner that somehow outlives its bwrap stops at its next poll.
@@ -40,8 +43,14 @@ export async function recover(registry: LaunchRegistry, bus: Pick<Bus, "endRun">
     }
     removeMountStubs(r.mountStubs);
     await removeSessionCgroups(r.cgroups ?? []);
-    const workspace = r.workspace !== undefined && r.quarantine !== undefined ? checkWorkspace(r.workspace, r.quarantine) : null; // safety: ws-check-on-recover
-    registry.end(r.run, "host-lost", bwraps.length > 0 ? `found by its command line and killed (bwrap ${killed.join(", ")})` : "no process left", workspace);
+    const workspace =
+      r.workspace !== undefined && r.quarantine !== undefined ? checkWorkspace(r.workspace, r.quarantine) : null; // safety: ws-check-on-recover
+    registry.end(
+      r.run,
+      "host-lost",
+      bwraps.length > 0 ? `found by its command line and killed (bwrap ${killed.join(", ")})` : "no process left",
+      workspace,
+    );
     out.push({ run: r.run, killed, survivors, workspace });
   }
   return out;

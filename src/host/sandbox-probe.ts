@@ -12,7 +12,8 @@ import { prepareRunnerNode } from "./runner-node.ts";
 import { findOnPath } from "./host-facts.ts";
 import { joinCgroups } from "./sandbox-spawn.ts";
 
-export const BWRAP_MISSING_HINT = "install it with `apt-get install bubblewrap` (Debian, Ubuntu) or your distribution's bubblewrap package";
+export const BWRAP_MISSING_HINT =
+  "install it with `apt-get install bubblewrap` (Debian, Ubuntu) or your distribution's bubblewrap package";
 export const PROBE_TIMEOUT_MS = 10_000;
 
 /** The seccomp program for this host, written once under the state dir; bwrap reads it from a descriptor. */
@@ -39,8 +40,10 @@ function runBwrap(bwrap: string, drop: string[], seccompFile: string, cgroupProc
       const r = spawnSync(cmd!, argv, { encoding: "utf8", stdio, timeout: timeoutMs, killSignal: "SIGKILL" });
       if (r.error) {
         const code = (r.error as NodeJS.ErrnoException).code;
-        if (code === "ENOENT") return { ok: false, line: `bwrap is missing (${bwrap} not found): ${BWRAP_MISSING_HINT}` };
-        if (code === "ETIMEDOUT") return { ok: false, line: `bwrap (${bwrap}) did not finish within ${timeoutMs / 1000} s` };
+        if (code === "ENOENT")
+          return { ok: false, line: `bwrap is missing (${bwrap} not found): ${BWRAP_MISSING_HINT}` };
+        if (code === "ETIMEDOUT")
+          return { ok: false, line: `bwrap (${bwrap}) did not finish within ${timeoutMs / 1000} s` };
         return { ok: false, line: `bwrap could not be run (${bwrap}): ${r.error.message}` };
       }
       if (r.status === 0) return { ok: true }; // safety: probe-always-ok
@@ -58,7 +61,10 @@ function runBwrap(bwrap: string, drop: string[], seccompFile: string, cgroupProc
  * line naming what this host lacks. There is no weaker fallback: a host that cannot apply one of
  * them refuses sandbox-unavailable.
  */
-export function sandboxProblem(facts: HostFacts, opts: { bwrap?: string; stateDir?: string; timeoutMs?: number } = {}): string | null {
+export function sandboxProblem(
+  facts: HostFacts,
+  opts: { bwrap?: string; stateDir?: string; timeoutMs?: number } = {},
+): string | null {
   const bwrap = opts.bwrap ?? "bwrap";
   const pre = hostProblem(facts);
   if (pre !== null) return pre;
@@ -78,7 +84,13 @@ export function sandboxProblem(facts: HostFacts, opts: { bwrap?: string; stateDi
         return `the session cgroups cannot be made (pids under ${facts.cgroups.pids}, memory under ${facts.cgroups.memory}): ${(e as Error).message}`;
       }
     }
-    const run = runBwrap(bwrap, dropToSession(facts), seccomp, cgroups.map((c) => join(c, "cgroup.procs")), opts.timeoutMs ?? PROBE_TIMEOUT_MS);
+    const run = runBwrap(
+      bwrap,
+      dropToSession(facts),
+      seccomp,
+      cgroups.map((c) => join(c, "cgroup.procs")),
+      opts.timeoutMs ?? PROBE_TIMEOUT_MS,
+    );
     const steps = probeSteps(facts);
     const full = run(steps.at(-1)!.args);
     if (full.ok) return null;

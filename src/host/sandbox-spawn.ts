@@ -24,7 +24,15 @@ export interface SandboxSpawn {
  */
 export function joinCgroups(cgroupProcs: readonly string[], command: readonly string[]): string[] {
   if (cgroupProcs.length === 0) return [...command]; // safety: cgroup-skipped
-  return ["/bin/sh", "-c", 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"', "sh", ...cgroupProcs, "--", ...command];
+  return [
+    "/bin/sh",
+    "-c",
+    'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"',
+    "sh",
+    ...cgroupProcs,
+    "--",
+    ...command,
+  ];
 }
 
 /**

@@ -16,9 +16,12 @@ export function findSessionCgroupBases(mounts = readMounts()): SessionCgroupBase
 
 function findBase(controller: CgroupController, mounts: Mount[]): string | null {
   for (const m of mounts) {
-    const base = m.type === "cgroup" && m.options.includes(controller) ? m.dir
-      : m.type === "cgroup2" && controllers(m.dir).includes(controller) ? m.dir
-      : null;
+    const base =
+      m.type === "cgroup" && m.options.includes(controller)
+        ? m.dir
+        : m.type === "cgroup2" && controllers(m.dir).includes(controller)
+          ? m.dir
+          : null;
     if (base === null) continue;
     try {
       accessSync(base, constants.W_OK);
@@ -32,10 +35,13 @@ function findBase(controller: CgroupController, mounts: Mount[]): string | null 
 
 function readMounts(): Mount[] {
   try {
-    return readFileSync("/proc/self/mounts", "utf8").split("\n").filter(Boolean).map((l) => {
-      const [, dir, type, opts] = l.split(" ");
-      return { dir: dir!, type: type!, options: (opts ?? "").split(",") };
-    });
+    return readFileSync("/proc/self/mounts", "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => {
+        const [, dir, type, opts] = l.split(" ");
+        return { dir: dir!, type: type!, options: (opts ?? "").split(",") };
+      });
   } catch {
     return [];
   }
@@ -107,5 +113,6 @@ export function removeSessionCgroup(dir: string): boolean {
 
 /** Removes every directory, waiting up to a second for the kernel to let go of a dead session's tasks. */
 export async function removeSessionCgroups(dirs: readonly string[]): Promise<void> {
-  for (const d of dirs) for (let i = 0; i < 50 && !removeSessionCgroup(d); i++) await new Promise((r) => setTimeout(r, 20));
+  for (const d of dirs)
+    for (let i = 0; i < 50 && !removeSessionCgroup(d); i++) await new Promise((r) => setTimeout(r, 20));
 }

@@ -3,7 +3,9 @@ import { readFileSync, readdirSync } from "node:fs";
 /** A process's argv from /proc, or null when it is gone. */
 export function cmdlineOf(pid: number): string[] | null {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((t, i, a) => i < a.length - 1 || t !== "");
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      .split("\0")
+      .filter((t, i, a) => i < a.length - 1 || t !== "");
   } catch {
     return null;
   }

@@ -2,7 +2,13 @@
 // line. Whatever goes wrong on the way (no socket, no listener, no answer, a bad answer) comes back as
 // a refusal saying the call did not happen; only the runner's own success reads as success.
 import { createConnection } from "node:net";
-import { MAX_ANSWER_BYTES, failClosed, readToolAnswer, renderToolRequest, type ToolOutcome } from "../core/tools/tool-wire.ts";
+import {
+  MAX_ANSWER_BYTES,
+  failClosed,
+  readToolAnswer,
+  renderToolRequest,
+  type ToolOutcome,
+} from "../core/tools/tool-wire.ts";
 
 export type { ToolOutcome } from "../core/tools/tool-wire.ts";
 
@@ -13,8 +19,14 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
 let nextId = 1;
 
-export function callTool(socketPath: string | undefined, tool: string, args: unknown, opts: { timeoutMs?: number } = {}): Promise<ToolOutcome> {
-  if (socketPath === undefined || socketPath === "") return Promise.resolve(failClosed({ kind: "no-socket-env", variable: TOOL_SOCKET_ENV }));
+export function callTool(
+  socketPath: string | undefined,
+  tool: string,
+  args: unknown,
+  opts: { timeoutMs?: number } = {},
+): Promise<ToolOutcome> {
+  if (socketPath === undefined || socketPath === "")
+    return Promise.resolve(failClosed({ kind: "no-socket-env", variable: TOOL_SOCKET_ENV }));
   const id = nextId++;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   return new Promise((resolve) => {
@@ -51,7 +63,11 @@ export function callTool(socketPath: string | undefined, tool: string, args: unk
       settle(readToolAnswer(line, id));
     });
     socket.on("error", (e: NodeJS.ErrnoException) => {
-      settle(connected ? failClosed({ kind: "hang-up" }) : failClosed({ kind: "connect", path: socketPath, code: e.code ?? "error" }));
+      settle(
+        connected
+          ? failClosed({ kind: "hang-up" })
+          : failClosed({ kind: "connect", path: socketPath, code: e.code ?? "error" }),
+      );
     });
     socket.on("close", () => settle(failClosed({ kind: "hang-up" })));
   });

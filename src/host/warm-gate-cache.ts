@@ -16,7 +16,12 @@ export function warmGateCache(node: string, repo: string, cacheDir: string): num
     env: { NODE_COMPILE_CACHE: cacheDir, PATH: "/usr/bin:/bin" },
     timeout: 15_000,
   });
-  if (r.status !== 2) throw new MosaicError("gate-cache", cacheDir, `warming the gate's compile cache: the gate exited ${r.status ?? r.signal}, not 2: ${r.stderr}`);
+  if (r.status !== 2)
+    throw new MosaicError(
+      "gate-cache",
+      cacheDir,
+      `warming the gate's compile cache: the gate exited ${r.status ?? r.signal}, not 2: ${r.stderr}`,
+    );
   const entries = readdirSync(cacheDir, { recursive: true }).length;
   if (entries === 0) throw new MosaicError("gate-cache", cacheDir, "warming the gate's compile cache left it empty");
   return entries;

@@ -1,10 +1,33 @@
 // The end-of-session check's shell: walks the real workspace (never following a link), applies the
 // remedies src/core/workspace decides, looks again, and returns the report. Called when a session
 // ends (the launcher's exit handler) and by recover() for a session a dead host left behind.
-import { chmodSync, closeSync, constants, cpSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  cpSync,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { inspectWorkspace } from "../core/workspace/inspect.ts";
-import { planRemedies, relativeTo, reportOf, type Done, type Failed, type Remedy, type WorkspaceCheck } from "../core/workspace/remedy.ts";
+import {
+  planRemedies,
+  relativeTo,
+  reportOf,
+  type Done,
+  type Failed,
+  type Remedy,
+  type WorkspaceCheck,
+} from "../core/workspace/remedy.ts";
 import type { TreeStat, TreeView } from "../core/workspace/tree-view.ts";
 
 /** The workspace as the check sees it: lstat, readdir, and a file's first bytes, never through a link. */
@@ -13,7 +36,13 @@ export function realTreeView(): TreeView {
     lstat(path) {
       try {
         const st = lstatSync(path); // safety: ws-view-no-follow
-        const kind: TreeStat["kind"] = st.isSymbolicLink() ? "link" : st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+        const kind: TreeStat["kind"] = st.isSymbolicLink()
+          ? "link"
+          : st.isDirectory()
+            ? "dir"
+            : st.isFile()
+              ? "file"
+              : "other";
         return { kind, mode: st.mode & 0o7777 };
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
@@ -64,7 +93,13 @@ function apply(workspace: string, quarantine: string, r: Remedy): Done | Failed 
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EXDEV") throw e;
         // Another filesystem: copy links as links, then remove the original.
-        cpSync(r.from, to, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false, preserveTimestamps: true });
+        cpSync(r.from, to, {
+          recursive: true,
+          verbatimSymlinks: true,
+          errorOnExist: true,
+          force: false,
+          preserveTimestamps: true,
+        });
         rmSync(r.from, { recursive: true, force: true });
       }
       return { kind: r.kind, path, did: "moved", to: relativeTo(quarantine, to), detail: r.detail };
@@ -72,7 +107,12 @@ function apply(workspace: string, quarantine: string, r: Remedy): Done | Failed 
     const st = lstatSync(r.path);
     if (!st.isFile()) return { kind: r.kind, path, error: "no longer a regular file" };
     chmodSync(r.path, st.mode & 0o7777 & ~0o6000); // safety: ws-clear-setid
-    return { kind: r.kind, path, did: "cleared-setid", detail: `${r.detail} → ${(st.mode & 0o7777 & ~0o6000).toString(8)}` };
+    return {
+      kind: r.kind,
+      path,
+      did: "cleared-setid",
+      detail: `${r.detail} → ${(st.mode & 0o7777 & ~0o6000).toString(8)}`,
+    };
   } catch (e) {
     return { kind: r.kind, path, error: (e as Error).message };
   }
@@ -102,6 +142,12 @@ export function checkWorkspace(workspace: string, quarantine: string): Workspace
     }
     return report;
   } catch (e) {
-    return { verdict: "unsafe", workspace, quarantine, done: [], failed: [{ kind: "check", path: ".", error: (e as Error).message }] };
+    return {
+      verdict: "unsafe",
+      workspace,
+      quarantine,
+      done: [],
+      failed: [{ kind: "check", path: ".", error: (e as Error).message }],
+    };
   }
 }

@@ -24,10 +24,21 @@ function ensureDir(dir: string): boolean {
     if (errnoOf(e) !== "EEXIST") throw e;
   }
   const st = lstatSync(dir); // safety: bundle-dir-symlink-followed
-  if (!st.isDirectory()) throw new MosaicError("bundle-dir", dir, "exists and is not a directory (a symlink is refused too)");
-  if ((st.mode & 0o077) !== 0) throw new MosaicError("bundle-dir", dir, `has mode ${(st.mode & 0o777).toString(8)}; a bundle directory must be 700`); // safety: bundle-dir-open-accepted
+  if (!st.isDirectory())
+    throw new MosaicError("bundle-dir", dir, "exists and is not a directory (a symlink is refused too)");
+  if ((st.mode & 0o077) !== 0)
+    throw new MosaicError(
+      "bundle-dir",
+      dir,
+      `has mode ${(st.mode & 0o777).toString(8)}; a bundle directory must be 700`,
+    ); // safety: bundle-dir-open-accepted
   const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) throw new MosaicError("bundle-dir", dir, `is owned by uid ${st.uid}, not this user (uid ${uid}), who could replace its files after the write`); // safety: bundle-dir-foreign-owner
+  if (uid !== undefined && st.uid !== uid)
+    throw new MosaicError(
+      "bundle-dir",
+      dir,
+      `is owned by uid ${st.uid}, not this user (uid ${uid}), who could replace its files after the write`,
+    ); // safety: bundle-dir-foreign-owner
   return false;
 }
 
@@ -50,7 +61,12 @@ export function writeBundle(dir: string, files: BundleFiles): void {
       try {
         fd = openSync(path, "wx", BUNDLE_FILE_MODE); // safety: bundle-overwrite
       } catch (e) {
-        if (errnoOf(e) === "EEXIST") throw new MosaicError("bundle-exists", path, "a bundle file already exists; a run's bundle is written once and never replaced");
+        if (errnoOf(e) === "EEXIST")
+          throw new MosaicError(
+            "bundle-exists",
+            path,
+            "a bundle file already exists; a run's bundle is written once and never replaced",
+          );
         throw e;
       }
       written.push(path);

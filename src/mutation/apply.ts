@@ -14,10 +14,12 @@ export function writeMutant(tree: string, catalog: LoadedCatalog, m: Mutant, ori
   const site = catalog.sites.get(m.id);
   if (site?.kind !== "found") throw new Error(`${m.id} is stale`);
   const path = join(tree, m.file);
-  if (!readFileSync(path).equals(original)) throw new Error(`${tree}/${m.file} differs from the checkout before ${m.id}: an earlier restore failed`);
+  if (!readFileSync(path).equals(original))
+    throw new Error(`${tree}/${m.file} differs from the checkout before ${m.id}: an earlier restore failed`);
   writeFileSync(path, applyMutant(m, catalog.sources.get(m.file)!, site));
   return () => {
     writeFileSync(path, original);
-    if (!readFileSync(path).equals(original)) throw new Error(`restoring ${m.file} after ${m.id} did not give back the original bytes`);
+    if (!readFileSync(path).equals(original))
+      throw new Error(`restoring ${m.file} after ${m.id} did not give back the original bytes`);
   };
 }

@@ -29,10 +29,21 @@ export async function runBefore(ctx: RunContext, killers: readonly Mutant[]): Pr
   const h0 = ctx.hosts[0]!;
   const files = [...new Set(killers.flatMap((m) => listTierFiles(h0, m)))].sort();
   const proven = readProof(ctx, files);
-  const base = proven.kind === "proven" ? proven.outcome : asOutcome(await h0.run(files.map((file) => ({ file })), [], BASELINE_LIMIT_MS));
+  const base =
+    proven.kind === "proven"
+      ? proven.outcome
+      : asOutcome(
+          await h0.run(
+            files.map((file) => ({ file })),
+            [],
+            BASELINE_LIMIT_MS,
+          ),
+        );
   const blessed = ctx.restoreGoldens(h0);
   if (blessed.length > 0) {
-    ctx.fatal.push(`the suite is not green before the run: it rewrote ${blessed.join(", ")}, which do not match the unmutated code`);
+    ctx.fatal.push(
+      `the suite is not green before the run: it rewrote ${blessed.join(", ")}, which do not match the unmutated code`,
+    );
     return { kind: "stop", red: false };
   }
   if (!base) {
@@ -44,7 +55,9 @@ export async function runBefore(ctx: RunContext, killers: readonly Mutant[]): Pr
     ctx.fatal.push(`the suite is not green before the run (${ctx.opts.pool} pool):`, ...red.map((r) => `  ${r}`));
     return { kind: "stop", red: true };
   }
-  ctx.log(`${ctx.at()} before: ${base.tests.filter((t) => t.state === "passed").length} tests of ${files.length} files green`);
+  ctx.log(
+    `${ctx.at()} before: ${base.tests.filter((t) => t.state === "passed").length} tests of ${files.length} files green`,
+  );
   const tests = learnTimes(ctx, base);
   ctx.fatal.push(...listUnknownKillers(base, killers));
   return ctx.fatal.length > 0 ? { kind: "stop", red: false } : { kind: "green", baseline: { files, proven, tests } };
@@ -53,8 +66,14 @@ export async function runBefore(ctx: RunContext, killers: readonly Mutant[]): Pr
 /** A green `npm test` on this very tree stands for the before-run, and the byte checks after for the after-run. */
 function readProof(ctx: RunContext, files: readonly string[]): Proven {
   const offered = ctx.opts.provenReports;
-  const proven = offered.length > 0 ? readProvenRun(ctx.opts.root, offered, files) : { kind: "unproven" as const, why: "no report offered" };
-  if (proven.kind === "proven") ctx.log(`${ctx.at()} before: taken from ${proven.reports.join(", ")}, a green run of this tree byte for byte (its sha256 beside each report)`);
+  const proven =
+    offered.length > 0
+      ? readProvenRun(ctx.opts.root, offered, files)
+      : { kind: "unproven" as const, why: "no report offered" };
+  if (proven.kind === "proven")
+    ctx.log(
+      `${ctx.at()} before: taken from ${proven.reports.join(", ")}, a green run of this tree byte for byte (its sha256 beside each report)`,
+    );
   else if (offered.length > 0) ctx.log(`${ctx.at()} before: running the suite: ${proven.why}`);
   return proven;
 }

@@ -37,11 +37,13 @@ export function parseCatalogFile(source: string, json: unknown): { mutants: Muta
   json.forEach((entry, i) => {
     const r = MutantEntry.safeParse(entry);
     if (r.success) {
-      if (r.data.find === r.data.replace) problems.push(`${source}[${i}] ${r.data.id}: replace equals find, so nothing is mutated`);
+      if (r.data.find === r.data.replace)
+        problems.push(`${source}[${i}] ${r.data.id}: replace equals find, so nothing is mutated`);
       else mutants.push({ ...r.data, source });
     } else {
       const label = typeof entry === "object" && entry !== null && "id" in entry ? String(entry.id) : `#${i}`;
-      for (const issue of r.error.issues) problems.push(`${source}[${i}] ${label}: ${issue.path.join(".") || "(entry)"}: ${issue.message}`);
+      for (const issue of r.error.issues)
+        problems.push(`${source}[${i}] ${label}: ${issue.path.join(".") || "(entry)"}: ${issue.message}`);
     }
   });
   return { mutants, problems };
@@ -81,7 +83,12 @@ export function positionAt(text: string, offset: number): { line: number; column
   return { line: lineAt(text, offset), column: offset - nl };
 }
 
-export type Tag = { id: string; file: string; /** the line the tag protects */ line: number; /** the line the comment sits on */ commentLine: number };
+export type Tag = {
+  id: string;
+  file: string /** the line the tag protects */;
+  line: number /** the line the comment sits on */;
+  commentLine: number;
+};
 
 // Built from parts so this module's own source holds no tag.
 const TAG_RE = new RegExp("//\\s*" + "safety" + ":\\s*([A-Za-z0-9][A-Za-z0-9-]*)", "g");
@@ -94,7 +101,8 @@ export function scanTags(file: string, text: string): Tag[] {
   const tags: Tag[] = [];
   text.split("\n").forEach((lineText, i) => {
     const commentOnly = /^\s*\/\//.test(lineText);
-    for (const m of lineText.matchAll(TAG_RE)) tags.push({ id: m[1]!, file, line: commentOnly ? i + 2 : i + 1, commentLine: i + 1 });
+    for (const m of lineText.matchAll(TAG_RE))
+      tags.push({ id: m[1]!, file, line: commentOnly ? i + 2 : i + 1, commentLine: i + 1 });
   });
   return tags;
 }
@@ -107,7 +115,8 @@ export type Site =
 export function locateFind(m: Mutant, text: string | undefined): Site {
   if (text === undefined) return { kind: "stale", matches: 0, why: `${m.file} does not exist` };
   const at = findOccurrences(text, m.find);
-  if (at.length !== 1) return { kind: "stale", matches: at.length, why: `find matches ${at.length} times in ${m.file}, not exactly once` };
+  if (at.length !== 1)
+    return { kind: "stale", matches: at.length, why: `find matches ${at.length} times in ${m.file}, not exactly once` };
   const offset = at[0]!;
   return { kind: "found", offset, startLine: lineAt(text, offset), endLine: lineAt(text, offset + m.find.length - 1) };
 }
@@ -122,14 +131,18 @@ export function pairTags(mutants: readonly Mutant[], tags: readonly Tag[], sites
   const byId = new Map<string, Tag[]>();
   for (const t of tags) byId.set(t.id, [...(byId.get(t.id) ?? []), t]);
   const ids = new Set(mutants.map((m) => m.id));
-  for (const t of tags) if (!ids.has(t.id)) problems.push(`${t.file}:${t.commentLine}: tag ${t.id} has no mutant in mutants/`);
+  for (const t of tags)
+    if (!ids.has(t.id)) problems.push(`${t.file}:${t.commentLine}: tag ${t.id} has no mutant in mutants/`);
   for (const m of mutants) {
     const mine = byId.get(m.id) ?? [];
     if (mine.length === 0) {
       problems.push(`${m.source} ${m.id}: no safety tag names this mutant in ${m.file}`);
       continue;
     }
-    if (mine.length > 1) problems.push(`${m.id}: tagged ${mine.length} times (${mine.map((t) => `${t.file}:${t.commentLine}`).join(", ")}); one tag per mutant`);
+    if (mine.length > 1)
+      problems.push(
+        `${m.id}: tagged ${mine.length} times (${mine.map((t) => `${t.file}:${t.commentLine}`).join(", ")}); one tag per mutant`,
+      );
     const tag = mine[0]!;
     if (tag.file !== m.file) {
       problems.push(`${m.id}: tagged in ${tag.file}:${tag.commentLine} but mutates ${m.file}`);
@@ -137,7 +150,9 @@ export function pairTags(mutants: readonly Mutant[], tags: readonly Tag[], sites
     }
     const site = sites.get(m.id);
     if (site?.kind === "found" && (tag.line < site.startLine || tag.line > site.endLine)) {
-      problems.push(`${m.id}: find covers ${m.file}:${site.startLine}-${site.endLine} but the tagged line is ${tag.line}`);
+      problems.push(
+        `${m.id}: find covers ${m.file}:${site.startLine}-${site.endLine} but the tagged line is ${tag.line}`,
+      );
     }
   }
   return problems;

@@ -27,7 +27,17 @@ export const USAGE = `usage: npm run mutants -- [--only id,...] [--shard k/n] [-
                           [--bless-goldens] [--rerun-suite]
        npm run mutants -- merge [--reports dir]`;
 
-const VALUE_FLAGS = new Set(["--only", "--shard", "--workers", "--pool", "--sentinel", "--root", "--reports", "--scratch", "--timeout-floor"]);
+const VALUE_FLAGS = new Set([
+  "--only",
+  "--shard",
+  "--workers",
+  "--pool",
+  "--sentinel",
+  "--root",
+  "--reports",
+  "--scratch",
+  "--timeout-floor",
+]);
 
 export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { error: string } {
   const values = new Map<string, string>();
@@ -60,14 +70,36 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   }
   const workersText = values.get("--workers");
   const workers = workersText === undefined ? undefined : Number(workersText);
-  if (workers !== undefined && !(Number.isInteger(workers) && workers >= 1)) return { error: `--workers ${workersText}: a whole number, 1 or more` };
+  if (workers !== undefined && !(Number.isInteger(workers) && workers >= 1))
+    return { error: `--workers ${workersText}: a whole number, 1 or more` };
   const pool = values.get("--pool");
-  if (pool !== undefined && pool !== "threads" && pool !== "forks") return { error: `--pool ${pool}: threads or forks` };
+  if (pool !== undefined && pool !== "threads" && pool !== "forks")
+    return { error: `--pool ${pool}: threads or forks` };
   const floorText = values.get("--timeout-floor") ?? "10000";
   const timeoutFloorMs = Number(floorText);
-  if (!(Number.isFinite(timeoutFloorMs) && timeoutFloorMs > 0)) return { error: `--timeout-floor ${floorText}: milliseconds, above 0` };
+  if (!(Number.isFinite(timeoutFloorMs) && timeoutFloorMs > 0))
+    return { error: `--timeout-floor ${floorText}: milliseconds, above 0` };
   const onlyText = values.get("--only");
-  const only = onlyText === undefined ? undefined : onlyText.split(",").map((s) => s.trim()).filter(Boolean);
+  const only =
+    onlyText === undefined
+      ? undefined
+      : onlyText
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
   if (only !== undefined && only.length === 0) return { error: "--only needs at least one mutant id" };
-  return { command: "run", root, only, shard, workers, pool, sentinel: values.get("--sentinel"), reports: values.get("--reports"), scratch: values.get("--scratch"), timeoutFloorMs, blessGoldens: bless, rerunSuite: rerun };
+  return {
+    command: "run",
+    root,
+    only,
+    shard,
+    workers,
+    pool,
+    sentinel: values.get("--sentinel"),
+    reports: values.get("--reports"),
+    scratch: values.get("--scratch"),
+    timeoutFloorMs,
+    blessGoldens: bless,
+    rerunSuite: rerun,
+  };
 }

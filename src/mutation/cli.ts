@@ -37,21 +37,37 @@ export async function main(argv: readonly string[], cwd: string, out: Out = cons
     return 1;
   }
   // Bless mode keeps its own reports, so CI's ordinary run and the bless run do not overwrite each other.
-  const reports = resolve(root, args.reports || (args.command === "run" && args.blessGoldens ? "reports/mutation-blessed" : "reports/mutation"));
-  return args.command === "merge" ? mergeShards(root, catalog, reports, out) : runCatalog(root, catalog, reports, args, out);
+  const reports = resolve(
+    root,
+    args.reports || (args.command === "run" && args.blessGoldens ? "reports/mutation-blessed" : "reports/mutation"),
+  );
+  return args.command === "merge"
+    ? mergeShards(root, catalog, reports, out)
+    : runCatalog(root, catalog, reports, args, out);
 }
 
 function listCatalog(catalog: LoadedCatalog, out: Out): number {
-  for (const m of catalog.mutants) out(`${m.id} | ${m.file}:${locateMutantLine(m, catalog.tags, catalog.sites.get(m.id))} | ${m.undoes} | ${m.killedBy.join("; ")}`);
+  for (const m of catalog.mutants)
+    out(
+      `${m.id} | ${m.file}:${locateMutantLine(m, catalog.tags, catalog.sites.get(m.id))} | ${m.undoes} | ${m.killedBy.join("; ")}`,
+    );
   for (const p of catalog.problems) out(`CATALOG: ${p}`);
   return catalog.problems.length > 0 ? 1 : 0;
 }
 
 function mergeShards(root: string, catalog: LoadedCatalog, reports: string, out: Out): number {
   const dir = join(reports, "shards");
-  const names = existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".json")).sort() : [];
+  const names = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((n) => n.endsWith(".json"))
+        .sort()
+    : [];
   const partials = names.map((n) => JSON.parse(readFileSync(join(dir, n), "utf8")) as PartialReport);
-  const merged = mergePartials(partials, catalog.mutants.map((m) => m.id), catalog.hash);
+  const merged = mergePartials(
+    partials,
+    catalog.mutants.map((m) => m.id),
+    catalog.hash,
+  );
   if (!merged.ok) {
     for (const p of merged.problems) out(`MERGE REFUSED: ${p}`);
     return 1;
@@ -61,7 +77,13 @@ function mergeShards(root: string, catalog: LoadedCatalog, reports: string, out:
   return conclude(merged.records, [], out);
 }
 
-async function runCatalog(root: string, catalog: LoadedCatalog, reports: string, args: RunArgs, out: Out): Promise<number> {
+async function runCatalog(
+  root: string,
+  catalog: LoadedCatalog,
+  reports: string,
+  args: RunArgs,
+  out: Out,
+): Promise<number> {
   const plan = planRun(catalog, args);
   if (plan.kind === "refuse") {
     out(plan.message);
@@ -83,15 +105,36 @@ async function runCatalog(root: string, catalog: LoadedCatalog, reports: string,
  * os.homedir(), for two): when the suite is red under threads and no pool was asked for, vitest's
  * default forks decide.
  */
-async function runWithPoolFallback(root: string, catalog: LoadedCatalog, selected: Mutant[], sentinel: Mutant, args: RunArgs, out: Out): Promise<RunResult> {
+async function runWithPoolFallback(
+  root: string,
+  catalog: LoadedCatalog,
+  selected: Mutant[],
+  sentinel: Mutant,
+  args: RunArgs,
+  out: Out,
+): Promise<RunResult> {
   // Two hosts suit two cores; more hosts than mutants would only start idle vitests.
   const workers = Math.max(1, Math.min(args.workers ?? Math.min(2, availableParallelism()), selected.length));
   const run = (pool: "threads" | "forks") => {
     const shard = args.shard ? ` (shard ${args.shard.k}/${args.shard.n})` : "";
-    out(`mutants: ${selected.length} of ${catalog.mutants.length}${shard}${args.only ? " (--only)" : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}${args.blessGoldens ? ", goldens blessed away (only an assertion kills)" : ""}`);
+    out(
+      `mutants: ${selected.length} of ${catalog.mutants.length}${shard}${args.only ? " (--only)" : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}${args.blessGoldens ? ", goldens blessed away (only an assertion kills)" : ""}`,
+    );
     const scratch = resolve(root, args.scratch ?? ".scratch/mut");
     const provenReports = args.rerunSuite ? [] : PROVEN_REPORTS;
-    return runMutation(catalog, { root, scratch, workers, pool, selected, sentinel, timeoutFloorMs: args.timeoutFloorMs, serialProjects: SERIAL_PROJECTS, blessGoldens: args.blessGoldens, provenReports, log: out });
+    return runMutation(catalog, {
+      root,
+      scratch,
+      workers,
+      pool,
+      selected,
+      sentinel,
+      timeoutFloorMs: args.timeoutFloorMs,
+      serialProjects: SERIAL_PROJECTS,
+      blessGoldens: args.blessGoldens,
+      provenReports,
+      log: out,
+    });
   };
   const result = await run(args.pool ?? "threads");
   if (!result.redBefore || args.pool !== undefined) return result;

@@ -22,7 +22,9 @@ export async function runQueue(ctx: RunContext, overheadMs: number[]): Promise<M
         const r = await runMutant(ctx, index, m, overheadMs);
         done.set(m.id, r);
         const by = r.verdict.kind === "killed" || r.verdict.kind === "killed-by-other" ? ` by ${r.verdict.by[0]}` : "";
-        ctx.log(`[${String(done.size).padStart(width)}/${selected.length}] ${m.id}: ${labelVerdict(r.verdict)}${by} (${r.seconds.toFixed(2)}s)`);
+        ctx.log(
+          `[${String(done.size).padStart(width)}/${selected.length}] ${m.id}: ${labelVerdict(r.verdict)}${by} (${r.seconds.toFixed(2)}s)`,
+        );
       }
     }),
   );
@@ -34,7 +36,8 @@ type Runs = { killers?: RunOutcome; tier?: RunOutcome; timedOut?: "killers" | "t
 async function runMutant(ctx: RunContext, index: number, m: Mutant, overheadMs: number[]): Promise<MutantRecord> {
   const site = ctx.catalog.sites.get(m.id)!;
   const line = locateMutantLine(m, ctx.catalog.tags, site);
-  if (site.kind === "stale") return { mutant: m, line, site, verdict: { kind: "stale", why: site.why }, seconds: 0, testsRun: [] };
+  if (site.kind === "stale")
+    return { mutant: m, line, site, verdict: { kind: "stale", why: site.why }, seconds: 0, testsRun: [] };
   const h = await ctx.hostFor(index);
   const start = performance.now();
   const restore = ctx.mutate(h, m);
@@ -46,11 +49,25 @@ async function runMutant(ctx: RunContext, index: number, m: Mutant, overheadMs: 
   }
   if (runs.timedOut) ctx.killHost(index);
   const seconds = (performance.now() - start) / 1000;
-  const verdict: MutantVerdict = classifyMutant(m.killedBy, runs.killers ?? EMPTY, runs.tier, runs.timedOut, ctx.bless ? { goldensWritten: [...runs.blessed] } : undefined);
+  const verdict: MutantVerdict = classifyMutant(
+    m.killedBy,
+    runs.killers ?? EMPTY,
+    runs.tier,
+    runs.timedOut,
+    ctx.bless ? { goldensWritten: [...runs.blessed] } : undefined,
+  );
   const ran = [...(runs.killers?.tests ?? []), ...(runs.tier?.tests ?? [])].filter((t) => t.state !== "skipped");
   const ownMs = ran.reduce((s, t) => s + t.durationMs, 0) + (runs.killers?.fileMs ?? 0) + (runs.tier?.fileMs ?? 0);
   if (!runs.timedOut) overheadMs.push(seconds * 1000 - ownMs);
-  return { mutant: m, line, site, verdict, seconds, testsRun: [...new Set(ran.map((t) => t.test))], ...(ctx.bless ? { goldensBlessed: [...runs.blessed].sort() } : {}) };
+  return {
+    mutant: m,
+    line,
+    site,
+    verdict,
+    seconds,
+    testsRun: [...new Set(ran.map((t) => t.test))],
+    ...(ctx.bless ? { goldensBlessed: [...runs.blessed].sort() } : {}),
+  };
 }
 
 /** The killers first; the rest of their tiers only when the killers did not kill (a killed-by-other hunt). */
@@ -64,7 +81,11 @@ async function runKillersThenTier(ctx: RunContext, index: number, m: Mutant, run
     return;
   }
   if (!needsTierRun(m.killedBy, runs.killers, false, ctx.bless)) return;
-  const rest = await ctx.runBlessing(h, listTierFiles(h, m).map((file) => ({ file })), []);
+  const rest = await ctx.runBlessing(
+    h,
+    listTierFiles(h, m).map((file) => ({ file })),
+    [],
+  );
   rest.blessed.forEach((g) => runs.blessed.add(g));
   runs.tier = asOutcome(rest.reply);
   if (!runs.tier) runs.timedOut = "tier";

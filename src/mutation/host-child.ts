@@ -40,7 +40,10 @@ for (const s of specs) {
 function projectInfo(): ProjectInfo[] {
   return vitest.projects.map((p) => ({
     name: p.name,
-    files: specs.filter((s) => s.project.name === p.name).map((s) => relative(args.root, s.moduleId)).sort(),
+    files: specs
+      .filter((s) => s.project.name === p.name)
+      .map((s) => relative(args.root, s.moduleId))
+      .sort(),
   }));
 }
 
@@ -48,14 +51,17 @@ function toSpecification(req: SpecRequest): TestSpecification {
   const project = fileProject.get(req.file);
   if (project === undefined) throw new Error(`${req.file} is not a test file of any vitest project`);
   const moduleId = resolve(args.root, req.file);
-  return vitest.getProjectByName(project).createSpecification(moduleId, req.names ? { testNames: req.names } : undefined);
+  return vitest
+    .getProjectByName(project)
+    .createSpecification(moduleId, req.names ? { testNames: req.names } : undefined);
 }
 
 /** One line for an error vitest reports: often a serialized object, not an Error. */
 function describeError(e: unknown): string {
   if (typeof e === "object" && e !== null) {
     const o = e as { name?: unknown; message?: unknown };
-    if (typeof o.message === "string") return `${typeof o.name === "string" ? o.name : "Error"}: ${o.message.split("\n")[0]}`;
+    if (typeof o.message === "string")
+      return `${typeof o.name === "string" ? o.name : "Error"}: ${o.message.split("\n")[0]}`;
     try {
       return JSON.stringify(e).slice(0, 300);
     } catch {
@@ -92,7 +98,9 @@ function outcomeOf(result: TestRunResult, requested: readonly string[], wallMs: 
       else unhandled.push(`${file}: ${message}`);
     }
   }
-  for (const f of requested) if (!modules.some((m) => m.moduleId === resolve(args.root, f))) loadErrors.push({ file: f, message: "the test file did not report" });
+  for (const f of requested)
+    if (!modules.some((m) => m.moduleId === resolve(args.root, f)))
+      loadErrors.push({ file: f, message: "the test file did not report" });
   return { tests, loadErrors, unhandled, wallMs, fileMs };
 }
 
@@ -101,9 +109,17 @@ async function run(msg: Extract<ToHost, { type: "run" }>): Promise<void> {
     for (const f of msg.changed) vitest.invalidateFile(resolve(args.root, f));
     const start = performance.now();
     const result = await vitest.runTestSpecifications(msg.specs.map(toSpecification));
-    send({ type: "result", id: msg.id, outcome: outcomeOf(result, msg.specs.map((s) => s.file), performance.now() - start) });
+    send({
+      type: "result",
+      id: msg.id,
+      outcome: outcomeOf(
+        result,
+        msg.specs.map((s) => s.file),
+        performance.now() - start,
+      ),
+    });
   } catch (e) {
-    send({ type: "failed", id: msg.id, message: e instanceof Error ? e.stack ?? e.message : String(e) });
+    send({ type: "failed", id: msg.id, message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
   }
 }
 

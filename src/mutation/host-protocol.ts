@@ -7,9 +7,7 @@ export type SpecRequest = { file: string; names?: string[] };
 
 export type ProjectInfo = { name: string; files: string[] };
 
-export type ToHost =
-  | { type: "run"; id: number; specs: SpecRequest[]; changed: string[] }
-  | { type: "close" };
+export type ToHost = { type: "run"; id: number; specs: SpecRequest[]; changed: string[] } | { type: "close" };
 
 export type FromHost =
   | { type: "ready"; projects: ProjectInfo[] }
@@ -21,4 +19,10 @@ export type FromHost =
  * this tree copy: the blessed-goldens mode and the golden review's catalog self-test ask for it; an
  * ordinary mutation run never does.
  */
-export type HostArgs = { root: string; configFile: string | undefined; pool: "threads" | "forks"; projects: string[] | undefined; update?: boolean };
+export type HostArgs = {
+  root: string;
+  configFile: string | undefined;
+  pool: "threads" | "forks";
+  projects: string[] | undefined;
+  update?: boolean;
+};

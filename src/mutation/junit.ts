@@ -27,7 +27,13 @@ export function readJunitCases(xml: string): JunitCase[] {
       continue;
     }
     const body = m[2] ?? "";
-    out.push({ suite, name: attribute(tag, "name"), skipped: /<skipped\b/.test(body), failed: /<(failure|error)\b/.test(body), timeMs: Number(attribute(tag, "time") || 0) * 1000 });
+    out.push({
+      suite,
+      name: attribute(tag, "name"),
+      skipped: /<skipped\b/.test(body),
+      failed: /<(failure|error)\b/.test(body),
+      timeMs: Number(attribute(tag, "time") || 0) * 1000,
+    });
   }
   return out;
 }

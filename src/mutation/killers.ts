@@ -19,11 +19,19 @@ export function findProject(host: Host, file: string): string | undefined {
 
 /** Every test file of every tier one of m's killers lives in. */
 export function listTierFiles(host: Host, m: Mutant): string[] {
-  const tiers = new Set(specifyKillers(m).map((s) => findProject(host, s.file)).filter((p): p is string => p !== undefined));
+  const tiers = new Set(
+    specifyKillers(m)
+      .map((s) => findProject(host, s.file))
+      .filter((p): p is string => p !== undefined),
+  );
   return host.projects.filter((p) => tiers.has(p.name)).flatMap((p) => p.files);
 }
 
 /** Killers that are no test file of any project: a run cannot ask for them. */
 export function listUnknownKillerFiles(host: Host, mutants: readonly Mutant[]): string[] {
-  return mutants.flatMap((m) => specifyKillers(m).filter((s) => !findProject(host, s.file)).map((s) => `${m.id}: killedBy file ${s.file} is not a test file of any vitest project`));
+  return mutants.flatMap((m) =>
+    specifyKillers(m)
+      .filter((s) => !findProject(host, s.file))
+      .map((s) => `${m.id}: killedBy file ${s.file} is not a test file of any vitest project`),
+  );
 }

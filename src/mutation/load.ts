@@ -2,7 +2,18 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { sortCatalog, findDuplicateIds, locateFind, pairTags, parseCatalogFile, parseTestRef, scanTags, type Mutant, type Site, type Tag } from "./catalog.ts";
+import {
+  sortCatalog,
+  findDuplicateIds,
+  locateFind,
+  pairTags,
+  parseCatalogFile,
+  parseTestRef,
+  scanTags,
+  type Mutant,
+  type Site,
+  type Tag,
+} from "./catalog.ts";
 
 export type LoadedCatalog = {
   mutants: Mutant[];
@@ -18,18 +29,22 @@ export type LoadedCatalog = {
 
 function walk(dir: string, keep: (p: string) => boolean): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).sort().flatMap((n) => {
-    if (n === "node_modules" || n.startsWith(".")) return [];
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? walk(p, keep) : keep(p) ? [p] : [];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((n) => {
+      if (n === "node_modules" || n.startsWith(".")) return [];
+      const p = join(dir, n);
+      return statSync(p).isDirectory() ? walk(p, keep) : keep(p) ? [p] : [];
+    });
 }
 
 export function loadCatalog(root: string): LoadedCatalog {
   const problems: string[] = [];
   const mutants: Mutant[] = [];
   const hash = createHash("sha256");
-  const catalogFiles = walk(join(root, "mutants"), (p) => p.endsWith(".json")).filter((p) => relative(join(root, "mutants"), p).indexOf("/") === -1);
+  const catalogFiles = walk(join(root, "mutants"), (p) => p.endsWith(".json")).filter(
+    (p) => relative(join(root, "mutants"), p).indexOf("/") === -1,
+  );
   if (catalogFiles.length === 0) problems.push(`no catalog: ${join(root, "mutants")}/*.json`);
   for (const file of catalogFiles) {
     const rel = relative(root, file);
@@ -63,7 +78,9 @@ export function loadCatalog(root: string): LoadedCatalog {
   }
   for (const [file, text] of [...sources].sort()) hash.update(file + "\0" + text + "\0");
 
-  const tags = walk(join(root, "src"), (p) => /\.[cm]?[jt]sx?$/.test(p)).flatMap((p) => scanTags(relative(root, p), readFileSync(p, "utf8")));
+  const tags = walk(join(root, "src"), (p) => /\.[cm]?[jt]sx?$/.test(p)).flatMap((p) =>
+    scanTags(relative(root, p), readFileSync(p, "utf8")),
+  );
   problems.push(...pairTags(mutants, tags, sites));
   return { mutants: sortCatalog(mutants), sources, sites, tags, problems, hash: hash.digest("hex") };
 }

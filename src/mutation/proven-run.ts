@@ -18,9 +18,16 @@ export function treeHash(root: string): string | null {
   let list: string;
   try {
     // The root must be a work tree's top, not a directory inside another's (a tree copy under .scratch/).
-    const top = execFileSync("git", ["-C", root, "rev-parse", "--show-toplevel"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const top = execFileSync("git", ["-C", root, "rev-parse", "--show-toplevel"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
     if (realpathSync(top) !== realpathSync(root)) return null;
-    list = execFileSync("git", ["-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] });
+    list = execFileSync("git", ["-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      stdio: ["ignore", "pipe", "ignore"],
+    });
   } catch {
     return null;
   }
@@ -59,15 +66,26 @@ export function readProvenRun(root: string, reports: readonly string[], files: r
     const path = join(root, r);
     if (!existsSync(path)) continue;
     const proof = existsSync(proofOf(path)) ? readFileSync(proofOf(path), "utf8").trim() : "";
-    if (proof !== hash) return { kind: "unproven", why: `${r} is of ${proof === "" ? "an unrecorded tree" : `tree ${proof.slice(0, 12)}`}, not this one (${hash.slice(0, 12)})` };
+    if (proof !== hash)
+      return {
+        kind: "unproven",
+        why: `${r} is of ${proof === "" ? "an unrecorded tree" : `tree ${proof.slice(0, 12)}`}, not this one (${hash.slice(0, 12)})`,
+      };
     const cases = readJunitCases(readFileSync(path, "utf8"));
     const bad = cases.find((c) => c.failed || c.skipped);
-    if (bad) return { kind: "unproven", why: `${r}: ${bad.suite} > ${bad.name} ${bad.failed ? "failed" : "was skipped"}` };
+    if (bad)
+      return { kind: "unproven", why: `${r}: ${bad.suite} > ${bad.name} ${bad.failed ? "failed" : "was skipped"}` };
     used.push(r);
-    for (const c of cases) if (files.includes(c.suite)) tests.push({ test: `${c.suite} > ${c.name}`, state: "passed", durationMs: c.timeMs });
+    for (const c of cases)
+      if (files.includes(c.suite))
+        tests.push({ test: `${c.suite} > ${c.name}`, state: "passed", durationMs: c.timeMs });
   }
   const ran = new Set(tests.map((t) => t.test.slice(0, t.test.indexOf(" > "))));
   const missing = files.filter((f) => !ran.has(f));
-  if (missing.length > 0) return { kind: "unproven", why: `no proven report ran ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ` and ${missing.length - 3} more` : ""}` };
+  if (missing.length > 0)
+    return {
+      kind: "unproven",
+      why: `no proven report ran ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ` and ${missing.length - 3} more` : ""}`,
+    };
   return { kind: "proven", outcome: { tests, loadErrors: [], unhandled: [], wallMs: 0, fileMs: 0 }, reports: used };
 }

@@ -1,6 +1,10 @@
 // What a mutation run hands a reader: the table, the standard mutation-testing report (Stryker's
 // schema, so the usual HTML viewer shows it), and a unified diff per mutant. Pure: text in, text out.
-import type { MutantResult as SchemaMutant, MutantStatus, MutationTestResult } from "mutation-testing-report-schema/api";
+import type {
+  MutantResult as SchemaMutant,
+  MutantStatus,
+  MutationTestResult,
+} from "mutation-testing-report-schema/api";
 import { positionAt, type Mutant, type Site } from "./catalog.ts";
 import { explainFailure, labelVerdict, listKillingTests, type MutantVerdict } from "./verdict.ts";
 
@@ -42,8 +46,9 @@ export function renderTable(records: readonly MutantRecord[]): string {
   const rows = [
     "| mutant | file:line | what it undoes | killed by | verdict | seconds |",
     "|---|---|---|---|---|---|",
-    ...records.map((r) =>
-      `| ${cell(r.mutant.id)} | ${cell(`${r.mutant.file}:${r.line}`)} | ${cell(r.mutant.undoes)} | ${cell(listKillingTests(r.verdict).join("; ") || "-")} | ${cell(labelVerdict(r.verdict))} | ${r.seconds.toFixed(2)} |`,
+    ...records.map(
+      (r) =>
+        `| ${cell(r.mutant.id)} | ${cell(`${r.mutant.file}:${r.line}`)} | ${cell(r.mutant.undoes)} | ${cell(listKillingTests(r.verdict).join("; ") || "-")} | ${cell(labelVerdict(r.verdict))} | ${r.seconds.toFixed(2)} |`,
     ),
   ];
   return rows.join("\n");
@@ -53,7 +58,9 @@ export function renderTable(records: readonly MutantRecord[]): string {
 export function summarise(records: readonly MutantRecord[]): string {
   const counts = new Map<string, number>();
   for (const r of records) counts.set(labelVerdict(r.verdict), (counts.get(labelVerdict(r.verdict)) ?? 0) + 1);
-  const parts = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([k, n]) => `${n} ${k}`);
+  const parts = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([k, n]) => `${n} ${k}`);
   return `${records.length} mutants: ${parts.join(", ") || "none"}`;
 }
 
@@ -67,7 +74,9 @@ export function listFailures(records: readonly MutantRecord[]): string[] {
 
 /** The golden-only kills: killed, but only a reviewed file noticed, not an assertion about the protection. */
 export function listGoldenOnlyKills(records: readonly MutantRecord[]): string[] {
-  return records.filter((r) => r.verdict.kind === "killed" && r.verdict.evidence === "golden-only").map((r) => r.mutant.id);
+  return records
+    .filter((r) => r.verdict.kind === "killed" && r.verdict.evidence === "golden-only")
+    .map((r) => r.mutant.id);
 }
 
 /** Bless mode: the mutants a golden alone would have guarded (the mode fails on each). */
@@ -139,7 +148,8 @@ export function buildMutationReport(input: ReportInput): MutationTestResult {
       replacement: r.mutant.replace,
       location,
       status: STATUS[r.verdict.kind],
-      statusReason: reason ?? (r.verdict.kind === "killed" ? `${labelVerdict(r.verdict)}: ${r.verdict.message}` : undefined),
+      statusReason:
+        reason ?? (r.verdict.kind === "killed" ? `${labelVerdict(r.verdict)}: ${r.verdict.message}` : undefined),
       killedBy: listKillingTests(r.verdict),
       coveredBy: r.testsRun,
       duration: Math.round(r.seconds * 1000),

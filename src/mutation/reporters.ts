@@ -5,7 +5,17 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { applyMutant, type Mutant } from "./catalog.ts";
 import type { LoadedCatalog } from "./load.ts";
-import { buildHtml, buildMutationReport, listBlessedAway, listFailures, listGoldenOnlyKills, renderDiff, renderTable, summarise, type MutantRecord } from "./report.ts";
+import {
+  buildHtml,
+  buildMutationReport,
+  listBlessedAway,
+  listFailures,
+  listGoldenOnlyKills,
+  renderDiff,
+  renderTable,
+  summarise,
+  type MutantRecord,
+} from "./report.ts";
 import type { RunResult } from "./runner.ts";
 import type { PartialReport, Shard } from "./shard.ts";
 
@@ -26,14 +36,26 @@ export function writeDiffs(dir: string, catalog: LoadedCatalog, mutants: readonl
   }
 }
 
-export function writeFullReport(reports: string, root: string, records: readonly MutantRecord[], sources: ReadonlyMap<string, string>, tests: ReadonlyMap<string, string[]>): void {
+export function writeFullReport(
+  reports: string,
+  root: string,
+  records: readonly MutantRecord[],
+  sources: ReadonlyMap<string, string>,
+  tests: ReadonlyMap<string, string[]>,
+): void {
   const report = buildMutationReport({ records, sources, tests, projectRoot: root });
   writeFileSync(join(reports, "mutation.json"), JSON.stringify(report, null, 2) + "\n");
   writeFileSync(join(reports, "mutation.html"), buildHtml(report, viewerScript(), "mosaic-harness safety mutants"));
 }
 
 /** A shard's partial report; a shard that failed its own checks writes none, so a merge cannot score it. */
-export function writeShardReport(reports: string, catalog: LoadedCatalog, shard: Shard, selected: readonly Mutant[], result: RunResult): void {
+export function writeShardReport(
+  reports: string,
+  catalog: LoadedCatalog,
+  shard: Shard,
+  selected: readonly Mutant[],
+  result: RunResult,
+): void {
   if (result.fatal.length > 0) return;
   const partial: PartialReport = {
     kind: "mosaic-mutants-partial",
@@ -57,11 +79,16 @@ export function conclude(records: readonly MutantRecord[], fatal: readonly strin
     out(summarise(records));
   }
   const weak = listGoldenOnlyKills(records);
-  if (weak.length > 0) out(`weaker evidence, killed by a golden only (no assertion names the protection): ${weak.join(", ")}`);
+  if (weak.length > 0)
+    out(`weaker evidence, killed by a golden only (no assertion names the protection): ${weak.join(", ")}`);
   const rewrote = records.filter((r) => r.verdict.kind === "killed" && (r.goldensBlessed?.length ?? 0) > 0).length;
-  if (records.some((r) => r.goldensBlessed)) out(`goldens blessed away: ${rewrote} killed mutant(s) also changed a golden, and an assertion killed each anyway`);
+  if (records.some((r) => r.goldensBlessed))
+    out(`goldens blessed away: ${rewrote} killed mutant(s) also changed a golden, and an assertion killed each anyway`);
   const blessedAway = listBlessedAway(records);
-  if (blessedAway.length > 0) out(`golden only, with goldens blessed away no assertion kills them (npm run goldens:update would bless each): ${blessedAway.join(", ")}`);
+  if (blessedAway.length > 0)
+    out(
+      `golden only, with goldens blessed away no assertion kills them (npm run goldens:update would bless each): ${blessedAway.join(", ")}`,
+    );
   const reasons = listFailures(records);
   for (const f of fatal) out(`RUN FAILED: ${f}`);
   for (const r of reasons) out(`NOT KILLED: ${r}`);
@@ -71,6 +98,9 @@ export function conclude(records: readonly MutantRecord[], fatal: readonly strin
 /** The closing line: wall time, per-mutant overhead beyond test time, and where the reports are. */
 export function describeTiming(startedMs: number, overheadMs: readonly number[], reports: string): string {
   const o = overheadMs;
-  const overhead = o.length > 0 ? ` per-mutant overhead beyond test time: mean ${(o.reduce((a, b) => a + b, 0) / o.length / 1000).toFixed(2)}s, max ${(Math.max(...o) / 1000).toFixed(2)}s;` : "";
+  const overhead =
+    o.length > 0
+      ? ` per-mutant overhead beyond test time: mean ${(o.reduce((a, b) => a + b, 0) / o.length / 1000).toFixed(2)}s, max ${(Math.max(...o) / 1000).toFixed(2)}s;`
+      : "";
   return `took ${((performance.now() - startedMs) / 1000).toFixed(1)}s;${overhead} reports in ${reports}`;
 }

@@ -42,7 +42,11 @@ export type RunOptions = {
 
 /** A host's reply as an outcome; a host that died failed every test it was asked for. */
 export const asOutcome = (reply: RunReply): RunOutcome | undefined =>
-  reply.kind === "done" ? reply.outcome : reply.kind === "died" ? { tests: [], loadErrors: [], unhandled: [reply.message], wallMs: 0, fileMs: 0 } : undefined;
+  reply.kind === "done"
+    ? reply.outcome
+    : reply.kind === "died"
+      ? { tests: [], loadErrors: [], unhandled: [reply.message], wallMs: 0, fileMs: 0 }
+      : undefined;
 
 /** One lock for the serial projects: their files never run on two hosts at once. */
 function makeLock(): () => Promise<() => void> {
@@ -108,11 +112,19 @@ export class RunContext {
       copyTree(this.opts.root, tree);
       this.treeGoldens.push(hashDir(join(tree, "goldens")));
     }
-    this.hosts.push(...(await Promise.all(this.treeGoldens.map((_, i) => this.spawn(i, join(this.runDir, String(i)))))));
+    this.hosts.push(
+      ...(await Promise.all(this.treeGoldens.map((_, i) => this.spawn(i, join(this.runDir, String(i)))))),
+    );
   }
 
   private spawn(i: number, tree: string): Promise<Host> {
-    const args = { root: tree, configFile: this.configFile && join(tree, this.configFile), pool: this.opts.pool, projects: undefined, update: this.bless };
+    const args = {
+      root: tree,
+      configFile: this.configFile && join(tree, this.configFile),
+      pool: this.opts.pool,
+      projects: undefined,
+      update: this.bless,
+    };
     return startHost(i, tree, args, join(this.runDir, `host-${i}.log`));
   }
 
@@ -145,7 +157,12 @@ export class RunContext {
   }
 
   /** One run on a host; in bless mode also the goldens it rewrote, already restored. */
-  async runBlessing(h: Host, specs: SpecRequest[], changed: string[], limitMs?: number): Promise<{ reply: RunReply; blessed: string[] }> {
+  async runBlessing(
+    h: Host,
+    specs: SpecRequest[],
+    changed: string[],
+    limitMs?: number,
+  ): Promise<{ reply: RunReply; blessed: string[] }> {
     const files = specs.map((s) => s.file);
     const release = files.some((f) => this.serial.has(findProject(h, f) ?? "")) ? await this.lock() : () => {};
     try {
@@ -161,7 +178,10 @@ export class RunContext {
   /** A run of the unmutated tree: in bless mode a golden it rewrote means the suite was not green. */
   async runUnmutated(h: Host, specs: SpecRequest[]): Promise<RunReply> {
     const { reply, blessed } = await this.runBlessing(h, specs, []);
-    if (blessed.length > 0) this.fatal.push(`host ${h.index}: the unmutated tree's run rewrote ${blessed.join(", ")}: its goldens do not match the code`);
+    if (blessed.length > 0)
+      this.fatal.push(
+        `host ${h.index}: the unmutated tree's run rewrote ${blessed.join(", ")}: its goldens do not match the code`,
+      );
     return reply;
   }
 

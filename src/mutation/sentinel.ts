@@ -13,10 +13,14 @@ export function startWarmups(ctx: RunContext): Map<number, Promise<RunReply>> {
   return new Map(ctx.hosts.slice(1).map((h) => [h.index, h.run(specs, [], BASELINE_LIMIT_MS)]));
 }
 
-const isGreen = (o: RunOutcome | undefined): o is RunOutcome => o !== undefined && !o.tests.some((t) => t.state === "failed") && o.loadErrors.length === 0;
+const isGreen = (o: RunOutcome | undefined): o is RunOutcome =>
+  o !== undefined && !o.tests.some((t) => t.state === "failed") && o.loadErrors.length === 0;
 
 /** True when the sentinel was killed and restored on every host; otherwise ctx.fatal says why. */
-export async function proveSentinel(ctx: RunContext, warmups: ReadonlyMap<number, Promise<RunReply>>): Promise<boolean> {
+export async function proveSentinel(
+  ctx: RunContext,
+  warmups: ReadonlyMap<number, Promise<RunReply>>,
+): Promise<boolean> {
   await Promise.all(ctx.hosts.map((h) => proveOn(ctx, h, warmups.get(h.index))));
   if (ctx.fatal.length > 0) return false;
   ctx.log(`${ctx.at()} sentinel ${ctx.opts.sentinel.id}: killed and restored on ${ctx.hosts.length} host(s)`);
@@ -42,10 +46,14 @@ async function proveOn(ctx: RunContext, h: Host, warmup: Promise<RunReply> | und
   const hit = asOutcome((await ctx.runBlessing(h, specs, [sentinel.file])).reply);
   restore();
   if (!hit || findExpectedKills(sentinel.killedBy, hit, ctx.bless).length === 0) {
-    ctx.fatal.push(`host ${h.index}: the sentinel ${sentinel.id} was not killed: mutations do not reach the tests (a stale module?) or its test no longer asks`);
+    ctx.fatal.push(
+      `host ${h.index}: the sentinel ${sentinel.id} was not killed: mutations do not reach the tests (a stale module?) or its test no longer asks`,
+    );
     return;
   }
   if (!isGreen(asOutcome(await ctx.runUnmutated(h, specs)))) {
-    ctx.fatal.push(`host ${h.index}: after restoring the sentinel ${sentinel.id} its tests still fail: the restored code does not reach the tests`);
+    ctx.fatal.push(
+      `host ${h.index}: after restoring the sentinel ${sentinel.id} its tests still fail: the restored code does not reach the tests`,
+    );
   }
 }

@@ -36,7 +36,11 @@ export type MergeResult = { ok: true; records: MutantRecord[] } | { ok: false; p
  * Merges shard reports in catalog order. Refuses when a shard is missing or given twice, the shards
  * disagree on n, one was run on another catalog, or a mutant has no record.
  */
-export function mergePartials(partials: readonly PartialReport[], catalogIds: readonly string[], catalogHash: string): MergeResult {
+export function mergePartials(
+  partials: readonly PartialReport[],
+  catalogIds: readonly string[],
+  catalogHash: string,
+): MergeResult {
   const problems: string[] = [];
   if (partials.length === 0) return { ok: false, problems: ["no shard reports found"] };
   const ns = new Set(partials.map((p) => p.shard.n));
@@ -48,7 +52,11 @@ export function mergePartials(partials: readonly PartialReport[], catalogIds: re
     if (c === 0) problems.push(`shard ${k}/${n} is missing`);
     if (c > 1) problems.push(`shard ${k}/${n} is given ${c} times`);
   }
-  for (const p of partials) if (p.catalogHash !== catalogHash) problems.push(`shard ${p.shard.k}/${p.shard.n} ran on another catalog (${p.catalogHash.slice(0, 12)}, now ${catalogHash.slice(0, 12)})`);
+  for (const p of partials)
+    if (p.catalogHash !== catalogHash)
+      problems.push(
+        `shard ${p.shard.k}/${p.shard.n} ran on another catalog (${p.catalogHash.slice(0, 12)}, now ${catalogHash.slice(0, 12)})`,
+      );
   const byId = new Map<string, MutantRecord>();
   for (const p of partials) for (const r of p.records) byId.set(r.mutant.id, r);
   const missing = catalogIds.filter((id) => !byId.has(id));

@@ -2,7 +2,18 @@
 // project without dependencies, history or outputs, and the byte checks that prove a copy is back
 // to the checkout's files after a mutant.
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 
 /** Names kept out of a tree copy: dependencies are linked, history and outputs are not needed. */
@@ -36,7 +47,10 @@ export function hashDir(dir: string): string {
     for (const n of readdirSync(d).sort()) {
       const p = join(d, n);
       if (statSync(p).isDirectory()) walk(p);
-      else h.update(relative(dir, p) + "\0").update(readFileSync(p)).update("\0");
+      else
+        h.update(relative(dir, p) + "\0")
+          .update(readFileSync(p))
+          .update("\0");
     }
   };
   walk(dir);

@@ -78,7 +78,12 @@ export function findExpectedKills(expected: readonly string[], run: RunOutcome, 
 }
 
 /** Whether the rest of the tier must run: only when no expected test killed the mutant and nothing timed out. */
-export function needsTierRun(expected: readonly string[], killers: RunOutcome, timedOut: boolean, blessed = false): boolean {
+export function needsTierRun(
+  expected: readonly string[],
+  killers: RunOutcome,
+  timedOut: boolean,
+  blessed = false,
+): boolean {
   return !timedOut && findExpectedKills(expected, killers, blessed).length === 0;
 }
 
@@ -107,27 +112,48 @@ export function classifyMutant(
     const by = (byAssertion.length > 0 ? byAssertion : mine).map((o) => o.test);
     return { kind: "killed", by, evidence, message: (byAssertion[0] ?? mine[0]!).failure!.message };
   }
-  if (timedOut === "killers") return { kind: "timeout", message: "the expected tests did not finish in the time budget" };
+  if (timedOut === "killers")
+    return { kind: "timeout", message: "the expected tests did not finish in the time budget" };
   const runs = tier ? [killers, tier] : [killers];
   const want = new Set(expected);
   const others = runs.flatMap((r) => r.tests).filter((o) => kills(o, blessed) && !want.has(o.test));
   if (others.length > 0) {
     const by = [...new Set(others.map((o) => o.test))];
-    return { kind: "killed-by-other", by, message: `not killed by ${expected.join(", ")}; ${by[0]} failed: ${others[0]!.failure!.message}` };
+    return {
+      kind: "killed-by-other",
+      by,
+      message: `not killed by ${expected.join(", ")}; ${by[0]} failed: ${others[0]!.failure!.message}`,
+    };
   }
-  if (timedOut === "tier") return { kind: "timeout", message: "the rest of the tier did not finish in the time budget" };
-  const testsRun = new Set(runs.flatMap((r) => r.tests).filter((o) => o.state !== "skipped").map((o) => o.test)).size;
-  if (blessing && blessing.goldensWritten.length > 0) return { kind: "golden-only", goldens: [...blessing.goldensWritten].sort(), testsRun };
+  if (timedOut === "tier")
+    return { kind: "timeout", message: "the rest of the tier did not finish in the time budget" };
+  const testsRun = new Set(
+    runs
+      .flatMap((r) => r.tests)
+      .filter((o) => o.state !== "skipped")
+      .map((o) => o.test),
+  ).size;
+  if (blessing && blessing.goldensWritten.length > 0)
+    return { kind: "golden-only", goldens: [...blessing.goldensWritten].sort(), testsRun };
   const load = runs.flatMap((r) => r.loadErrors);
   if (load.length > 0) return { kind: "invalid-load", message: `${load[0]!.file}: ${load[0]!.message}` };
   // With goldens blessed away a golden mismatch cannot fail a test; if one does, it is no kill either.
-  const crashed = runs.flatMap((r) => r.tests).filter((o) => o.state === "failed" && (o.failure?.kind === "crash" || (blessed && o.failure?.kind === "golden")));
+  const crashed = runs
+    .flatMap((r) => r.tests)
+    .filter((o) => o.state === "failed" && (o.failure?.kind === "crash" || (blessed && o.failure?.kind === "golden")));
   const unhandled = runs.flatMap((r) => r.unhandled);
   if (crashed.length > 0 || unhandled.length > 0) {
-    return { kind: "invalid-crash", tests: [...new Set(crashed.map((o) => o.test))], message: crashed[0]?.failure?.message ?? unhandled[0]! };
+    return {
+      kind: "invalid-crash",
+      tests: [...new Set(crashed.map((o) => o.test))],
+      message: crashed[0]?.failure?.message ?? unhandled[0]!,
+    };
   }
-  const timedOutTests = runs.flatMap((r) => r.tests).filter((o) => o.state === "failed" && o.failure?.kind === "timeout");
-  if (timedOutTests.length > 0) return { kind: "timeout", message: `${timedOutTests[0]!.test}: ${timedOutTests[0]!.failure!.message}` };
+  const timedOutTests = runs
+    .flatMap((r) => r.tests)
+    .filter((o) => o.state === "failed" && o.failure?.kind === "timeout");
+  if (timedOutTests.length > 0)
+    return { kind: "timeout", message: `${timedOutTests[0]!.test}: ${timedOutTests[0]!.failure!.message}` };
   return { kind: "survived", testsRun };
 }
 

@@ -24,7 +24,13 @@ export const SENTINEL = { id: "no-remount-ro", rule: "remount-ro-removed" } as c
 /** Where the soft-expect setup records the tests that write a golden. */
 const WRITERS_ENV = "MOSAIC_REVIEW_WRITERS";
 
-export type CatalogRunOptions = { root: string; only: string[] | undefined; keep: boolean; workers: number | undefined; log: (line: string) => void };
+export type CatalogRunOptions = {
+  root: string;
+  only: string[] | undefined;
+  keep: boolean;
+  workers: number | undefined;
+  log: (line: string) => void;
+};
 export type CatalogRunResult = { rows: CatalogRow[]; fatal: string[] };
 
 /** Contract test files that write goldens, except the review's own (mutants do not reach them). */
@@ -76,7 +82,12 @@ class CopyHost {
     const configFile = writeCopyConfig(tree);
     // The host inherits this process's environment: the writers file is this copy's.
     process.env[WRITERS_ENV] = join(tree, ".scratch", "golden-writers.txt");
-    const host = await startHost(index, tree, { root: tree, configFile, pool: "threads", projects: ["contract"], update: true }, join(tree, ".scratch", "host.log"));
+    const host = await startHost(
+      index,
+      tree,
+      { root: tree, configFile, pool: "threads", projects: ["contract"], update: true },
+      join(tree, ".scratch", "host.log"),
+    );
     return new CopyHost(tree, host);
   }
 
@@ -87,7 +98,8 @@ class CopyHost {
     const reply = await this.host.run(specs, [...new Set([...this.host.dirty, ...changed])], 300_000);
     this.host.dirty.clear();
     if (reply.kind !== "done") return reply.kind === "timeout" ? "the update run timed out" : reply.message;
-    if (reply.outcome.loadErrors.length > 0) return `a golden writer did not load: ${reply.outcome.loadErrors.map((e) => `${e.file}: ${e.message}`).join("; ")}`;
+    if (reply.outcome.loadErrors.length > 0)
+      return `a golden writer did not load: ${reply.outcome.loadErrors.map((e) => `${e.file}: ${e.message}`).join("; ")}`;
     return new Set(readLines(this.logFile));
   }
 
@@ -116,7 +128,8 @@ class CopyHost {
     for (const p of listGoldenFiles(this.tree)) if (!existsSync(join(root, p))) rmSync(join(this.tree, p));
     for (const p of listGoldenFiles(root)) {
       const want = readFileSync(join(root, p));
-      if (!existsSync(join(this.tree, p)) || !readFileSync(join(this.tree, p)).equals(want)) writeFileSync(join(this.tree, p), want);
+      if (!existsSync(join(this.tree, p)) || !readFileSync(join(this.tree, p)).equals(want))
+        writeFileSync(join(this.tree, p), want);
     }
   }
 }
@@ -125,7 +138,12 @@ class CopyHost {
  * The review of a copy's goldens against the checkout's. A golden the unmutated writers write but
  * this run did not is an orphan, which goldens-check would have the pull request remove.
  */
-function reviewCopy(root: string, tree: string, written: ReadonlySet<string>, expected: ReadonlySet<string>): { report: Report; notWritten: number } {
+function reviewCopy(
+  root: string,
+  tree: string,
+  written: ReadonlySet<string>,
+  expected: ReadonlySet<string>,
+): { report: Report; notWritten: number } {
   const byPath = new Map(readTreeGoldens(root, tree).map((p) => [p.path, p]));
   const orphans = [...expected].filter((p) => !written.has(p));
   for (const p of orphans) byPath.set(p, { path: p, before: readFileSync(join(root, p), "utf8"), after: null });
@@ -157,11 +175,19 @@ export async function runCatalogReview(opts: CatalogRunOptions): Promise<Catalog
   if (!only.ok) return { rows: [], fatal: [`--only: no mutant ${only.unknown.join(", ")} in the catalog`] };
   const selected = only.selected;
   const sentinel = catalog.mutants.find((m) => m.id === SENTINEL.id);
-  if (!sentinel || catalog.sites.get(sentinel.id)?.kind !== "found") return { rows: [], fatal: [`the sentinel mutant ${SENTINEL.id} is missing or stale`] };
+  if (!sentinel || catalog.sites.get(sentinel.id)?.kind !== "found")
+    return { rows: [], fatal: [`the sentinel mutant ${SENTINEL.id} is missing or stale`] };
 
   const dir = join(root, ".scratch", "review-catalog", process.pid.toString(36));
   const t0 = performance.now();
-  const run: Review = { root, catalog, hosts: [], fatal: [], log, at: () => `${((performance.now() - t0) / 1000).toFixed(1)}s` };
+  const run: Review = {
+    root,
+    catalog,
+    hosts: [],
+    fatal: [],
+    log,
+    at: () => `${((performance.now() - t0) / 1000).toFixed(1)}s`,
+  };
   const savedEnv = { log: process.env[GOLDEN_LOG_ENV], writers: process.env[WRITERS_ENV] };
   let rows: CatalogRow[] = [];
   try {
@@ -170,8 +196,12 @@ export async function runCatalogReview(opts: CatalogRunOptions): Promise<Catalog
     run.fatal.push(`the catalog review failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   } finally {
     await Promise.all(run.hosts.map((h) => h.host.close()));
-    for (const [k, v] of [[GOLDEN_LOG_ENV, savedEnv.log], [WRITERS_ENV, savedEnv.writers]] as const) if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
+    for (const [k, v] of [
+      [GOLDEN_LOG_ENV, savedEnv.log],
+      [WRITERS_ENV, savedEnv.writers],
+    ] as const)
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
     if (run.fatal.length === 0 && !opts.keep) rmSync(dir, { recursive: true, force: true });
     else log(`tree copies kept for inspection: ${dir}`);
   }
@@ -179,14 +209,22 @@ export async function runCatalogReview(opts: CatalogRunOptions): Promise<Catalog
 }
 
 /** Copies, the unmutated writers, the sentinel, every mutant, and the checks after; each phase only when the last held. */
-async function reviewPhases(run: Review, dir: string, selected: readonly Mutant[], sentinel: Mutant, workersAsked: number | undefined): Promise<CatalogRow[]> {
+async function reviewPhases(
+  run: Review,
+  dir: string,
+  selected: readonly Mutant[],
+  sentinel: Mutant,
+  workersAsked: number | undefined,
+): Promise<CatalogRow[]> {
   const checkoutGoldens = hashDir(join(run.root, "goldens"));
   const files = listGoldenWriterFiles(run.root);
   const workers = Math.max(1, Math.min(workersAsked ?? Math.min(2, availableParallelism()), selected.length));
   // Each copy's tests log the goldens they write into that copy (vitest's globalSetup sets the log).
   delete process.env[GOLDEN_LOG_ENV];
   for (let i = 0; i < workers; i++) run.hosts.push(await CopyHost.start(run.root, i, dir));
-  run.log(`${run.at()} ${run.hosts.length} tree cop${run.hosts.length === 1 ? "y" : "ies"} under ${dir}; golden writers: ${files.join(", ")}`);
+  run.log(
+    `${run.at()} ${run.hosts.length} tree cop${run.hosts.length === 1 ? "y" : "ies"} under ${dir}; golden writers: ${files.join(", ")}`,
+  );
   const writers = await learnWriters(run, files);
   if (typeof writers === "string") {
     run.fatal.push(writers);
@@ -216,10 +254,13 @@ async function learnWriters(run: Review, files: readonly string[]): Promise<Writ
     if (w.size > 0 && spec) perFile.set(file, { goldens: w, spec });
   }
   const drift = readTreeGoldens(run.root, h0.tree).map((p) => p.path);
-  if (drift.length > 0) return `the checkout's goldens are not what its tests write (run npm run goldens:update): ${drift.join(", ")}`;
+  if (drift.length > 0)
+    return `the checkout's goldens are not what its tests write (run npm run goldens:update): ${drift.join(", ")}`;
   const specs = [...perFile.values()].map((x) => x.spec);
   const expected = new Set([...perFile.values()].flatMap((x) => [...x.goldens]));
-  run.log(`${run.at()} before: the unmutated update writes the checkout's ${expected.size} goldens, from ${specs.reduce((n, x) => n + (x.names?.length ?? 0), 0)} tests in ${specs.length} files`);
+  run.log(
+    `${run.at()} before: the unmutated update writes the checkout's ${expected.size} goldens, from ${specs.reduce((n, x) => n + (x.names?.length ?? 0), 0)} tests in ${specs.length} files`,
+  );
   // A mutant can change only the goldens of the tests that load its file: run just those.
   const loads = new Map(specs.map((sp) => [sp.file, new Set(importGraph([join(run.root, sp.file)]).files)]));
   return {
@@ -259,7 +300,9 @@ async function reviewQueue(run: Review, selected: readonly Mutant[], writers: Wr
           continue;
         }
         done.set(m.id, row);
-        run.log(`[${++finished}/${selected.length}] ${m.id}: ${labelOutcome(row.outcome)} (${row.goldensChanged} goldens, ${row.report.counts.weakens} weakens, ${row.seconds.toFixed(2)}s)`);
+        run.log(
+          `[${++finished}/${selected.length}] ${m.id}: ${labelOutcome(row.outcome)} (${row.goldensChanged} goldens, ${row.report.counts.weakens} weakens, ${row.seconds.toFixed(2)}s)`,
+        );
       }
     }),
   );
@@ -272,8 +315,10 @@ async function reviewMutant(run: Review, h: CopyHost, m: Mutant, writers: Writer
   const site = run.catalog.sites.get(m.id);
   const mine = writers.specsFor(m);
   const none = { goldensChanged: 0, notWritten: 0, report: reviewGoldens([]), seconds: 0 };
-  if (site?.kind !== "found") return { id: m.id, ...none, outcome: { kind: "stale", why: site?.kind === "stale" ? site.why : "stale" } };
-  if (mine.length === 0) return { id: m.id, ...none, outcome: { kind: "no-golden-change", why: `no golden-writing test loads ${m.file}` } };
+  if (site?.kind !== "found")
+    return { id: m.id, ...none, outcome: { kind: "stale", why: site?.kind === "stale" ? site.why : "stale" } };
+  if (mine.length === 0)
+    return { id: m.id, ...none, outcome: { kind: "no-golden-change", why: `no golden-writing test loads ${m.file}` } };
   const undo = h.apply(run.root, run.catalog, m);
   let written: Set<string> | string;
   let reviewed: { report: Report; notWritten: number } | null = null;
@@ -286,16 +331,30 @@ async function reviewMutant(run: Review, h: CopyHost, m: Mutant, writers: Writer
   }
   if (reviewed === null) return String(written);
   const { report, notWritten } = reviewed;
-  return { id: m.id, goldensChanged: report.goldens.length, notWritten, report, outcome: judgeMutant(m.id, report), seconds: (performance.now() - start) / 1000 };
+  return {
+    id: m.id,
+    goldensChanged: report.goldens.length,
+    notWritten,
+    report,
+    outcome: judgeMutant(m.id, report),
+    seconds: (performance.now() - start) / 1000,
+  };
 }
 
 /** After: each copy writes the checkout's goldens again, and the checkout's goldens never moved. */
 async function checkAfter(run: Review, files: readonly string[], checkoutGoldens: string): Promise<void> {
   for (const h of run.hosts) {
-    const after = await h.update(files.map((file) => ({ file })), []);
+    const after = await h.update(
+      files.map((file) => ({ file })),
+      [],
+    );
     const drift = typeof after === "string" ? [after] : readTreeGoldens(run.root, h.tree).map((p) => p.path);
-    if (drift.length > 0) run.fatal.push(`host ${h.host.index}: after the run the unmutated copy no longer writes the checkout's goldens: ${drift.join(", ")}`);
+    if (drift.length > 0)
+      run.fatal.push(
+        `host ${h.host.index}: after the run the unmutated copy no longer writes the checkout's goldens: ${drift.join(", ")}`,
+      );
   }
-  if (hashDir(join(run.root, "goldens")) !== checkoutGoldens) run.fatal.push("the checkout's goldens/ changed during the run");
+  if (hashDir(join(run.root, "goldens")) !== checkoutGoldens)
+    run.fatal.push("the checkout's goldens/ changed during the run");
   if (run.fatal.length === 0) run.log(`${run.at()} after: every copy writes the checkout's goldens again`);
 }

@@ -30,5 +30,6 @@ beforeEach(() => {
 });
 afterEach(() => {
   const { testPath, currentTestName } = expect.getState();
-  if (log && writers && testPath && currentTestName && sizeOf(log) > logSize) appendFileSync(writers, `${relative(process.cwd(), testPath)}\0${currentTestName}\n`);
+  if (log && writers && testPath && currentTestName && sizeOf(log) > logSize)
+    appendFileSync(writers, `${relative(process.cwd(), testPath)}\0${currentTestName}\n`);
 });

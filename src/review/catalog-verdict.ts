@@ -8,11 +8,26 @@ import type { Report } from "./classify.ts";
  * still say what the entry says.
  */
 export const EXPECTED_WITHOUT_WEAKENS: Readonly<Record<string, { verdict: "strengthens" | "neutral"; why: string }>> = {
-  "no-workspace-bind": { verdict: "strengthens", why: "drops the workspace bind: the harness has nowhere to work, and the session sees less of the host" },
-  "proxy-key-ignored": { verdict: "strengthens", why: "drops the proxy credential set: a proxy-only session is refused instead of launched, and two variables fewer reach sessions" },
-  "runDir-read-only": { verdict: "strengthens", why: "makes the run directory read-only: turns and the tool socket cannot be written, and the session may write less" },
-  "claude-preflight-missing-ignored": { verdict: "neutral", why: "the --version check after it refuses the same missing binary: only the preflight's reason is reworded, the launch is still refused or falls back" },
-  "pi-preflight-missing-ignored": { verdict: "neutral", why: "the --version check after it refuses the same missing binary: only the preflight's reason is reworded, the launch is still refused" },
+  "no-workspace-bind": {
+    verdict: "strengthens",
+    why: "drops the workspace bind: the harness has nowhere to work, and the session sees less of the host",
+  },
+  "proxy-key-ignored": {
+    verdict: "strengthens",
+    why: "drops the proxy credential set: a proxy-only session is refused instead of launched, and two variables fewer reach sessions",
+  },
+  "runDir-read-only": {
+    verdict: "strengthens",
+    why: "makes the run directory read-only: turns and the tool socket cannot be written, and the session may write less",
+  },
+  "claude-preflight-missing-ignored": {
+    verdict: "neutral",
+    why: "the --version check after it refuses the same missing binary: only the preflight's reason is reworded, the launch is still refused or falls back",
+  },
+  "pi-preflight-missing-ignored": {
+    verdict: "neutral",
+    why: "the --version check after it refuses the same missing binary: only the preflight's reason is reworded, the launch is still refused",
+  },
 };
 
 export type CatalogOutcome =
@@ -40,9 +55,19 @@ export function judgeMutant(id: string, report: Report): CatalogOutcome {
     const weak = report.findings.filter((f) => f.verdict === "weakens");
     return { kind: "weakens", lines: weak.length, goneOnly: weak.every((f) => f.rule === "golden-removed") };
   }
-  const shows = (["unknown", "strengthens", "neutral"] as const).filter((v) => c[v] > 0).map((v) => `${c[v]} ${v}`).join(", ") || "nothing";
+  const shows =
+    (["unknown", "strengthens", "neutral"] as const)
+      .filter((v) => c[v] > 0)
+      .map((v) => `${c[v]} ${v}`)
+      .join(", ") || "nothing";
   const expected = EXPECTED_WITHOUT_WEAKENS[id];
-  if (expected && c.unknown === 0 && c[expected.verdict] > 0 && (expected.verdict === "strengthens" || c.strengthens === 0)) return { kind: "expected", verdict: expected.verdict, why: expected.why };
+  if (
+    expected &&
+    c.unknown === 0 &&
+    c[expected.verdict] > 0 &&
+    (expected.verdict === "strengthens" || c.strengthens === 0)
+  )
+    return { kind: "expected", verdict: expected.verdict, why: expected.why };
   return { kind: "finding", shows };
 }
 

@@ -37,22 +37,70 @@ function toFinding(path: string, c: Change, rule: Rule | null): Finding {
   const [before, after] = sidesOf(c, rule === null);
   return rule
     ? { verdict: rule.verdict, file: path, case: caseOf(c), before, after, rule: rule.id, why: rule.why }
-    : { verdict: "unknown", file: path, case: caseOf(c), before, after, rule: null, why: "no rule classifies this change: read it whole" };
+    : {
+        verdict: "unknown",
+        file: path,
+        case: caseOf(c),
+        before,
+        after,
+        rule: null,
+        why: "no rule classifies this change: read it whole",
+      };
 }
 
 /** Every line that differs, each unknown: the golden's kind has no parser. */
 function diffUnparsed(path: string, before: string, after: string): Finding[] {
   const a = bodyLines(before);
   const b = bodyLines(after);
-  const pairs = alignSequences(a.map((l) => l.text), b.map((l) => l.text));
+  const pairs = alignSequences(
+    a.map((l) => l.text),
+    b.map((l) => l.text),
+  );
   const keptA = new Set(pairs.map((p) => p[0]));
   const keptB = new Set(pairs.map((p) => p[1]));
   const why = "no parser is registered for this golden's kind: every change to it is unknown";
-  const header = readHeader(before) !== readHeader(after) ? [{ verdict: "unknown" as const, file: path, case: "header", before: show(readHeader(before)), after: show(readHeader(after)), rule: null, why }] : [];
+  const header =
+    readHeader(before) !== readHeader(after)
+      ? [
+          {
+            verdict: "unknown" as const,
+            file: path,
+            case: "header",
+            before: show(readHeader(before)),
+            after: show(readHeader(after)),
+            rule: null,
+            why,
+          },
+        ]
+      : [];
   return [
     ...header,
-    ...a.filter((_, i) => !keptA.has(i)).map((l): Finding => ({ verdict: "unknown", file: path, case: `line ${l.line}`, before: l.text, after: NONE, rule: null, why })),
-    ...b.filter((_, i) => !keptB.has(i)).map((l): Finding => ({ verdict: "unknown", file: path, case: `line ${l.line}`, before: NONE, after: l.text, rule: null, why })),
+    ...a
+      .filter((_, i) => !keptA.has(i))
+      .map(
+        (l): Finding => ({
+          verdict: "unknown",
+          file: path,
+          case: `line ${l.line}`,
+          before: l.text,
+          after: NONE,
+          rule: null,
+          why,
+        }),
+      ),
+    ...b
+      .filter((_, i) => !keptB.has(i))
+      .map(
+        (l): Finding => ({
+          verdict: "unknown",
+          file: path,
+          case: `line ${l.line}`,
+          before: NONE,
+          after: l.text,
+          rule: null,
+          why,
+        }),
+      ),
   ];
 }
 
@@ -61,12 +109,29 @@ export function reviewGolden(pair: GoldenPair, rules?: readonly Rule[]): Finding
   const { path, before, after } = pair;
   if (before === after) return [];
   if (after === null) {
-    const gone: Fact = { type: "golden", key: "golden", at: "", fields: {}, text: plural(bodyLines(before!).length, "line"), line: 1 };
+    const gone: Fact = {
+      type: "golden",
+      key: "golden",
+      at: "",
+      fields: {},
+      text: plural(bodyLines(before!).length, "line"),
+      line: 1,
+    };
     const c: Change = { op: "removed", before: gone };
     return [toFinding(path, c, findRule(c, { before: [gone], after: [] }, rules))];
   }
   if (before === null) {
-    return [{ verdict: "unknown", file: path, case: "golden", before: NONE, after, rule: null, why: "a new golden has no before to compare with: read it whole" }];
+    return [
+      {
+        verdict: "unknown",
+        file: path,
+        case: "golden",
+        before: NONE,
+        after,
+        rule: null,
+        why: "a new golden has no before to compare with: read it whole",
+      },
+    ];
   }
   const kindBefore = findKind(path, readHeader(before));
   const kind = findKind(path, readHeader(after));
@@ -77,7 +142,19 @@ export function reviewGolden(pair: GoldenPair, rules?: readonly Rule[]): Finding
     found = diffFacts(ctx.before, ctx.after).map((c) => toFinding(path, c, findRule(c, ctx, rules)));
   }
   // The bytes differ but no row does (blank lines, trailing space): still a change nobody read.
-  return found.length > 0 ? found : [{ verdict: "unknown", file: path, case: "text", before, after, rule: null, why: "the text differs but no row the parser reads does: read it whole" }];
+  return found.length > 0
+    ? found
+    : [
+        {
+          verdict: "unknown",
+          file: path,
+          case: "text",
+          before,
+          after,
+          rule: null,
+          why: "the text differs but no row the parser reads does: read it whole",
+        },
+      ];
 }
 
 export type Report = {
@@ -91,8 +168,13 @@ const rank = (f: Finding) => VERDICT_ORDER.indexOf(f.verdict);
 
 /** The review of a set of golden pairs: findings ordered weakens, unknown, strengthens, neutral. */
 export function reviewGoldens(pairs: readonly GoldenPair[], rules?: readonly Rule[]): Report {
-  const changed = pairs.filter((p) => p.before !== p.after).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const findings = changed.flatMap((p) => reviewGolden(p, rules).map((f, i) => ({ f, i }))).sort((x, y) => rank(x.f) - rank(y.f) || (x.f.file < y.f.file ? -1 : x.f.file > y.f.file ? 1 : x.i - y.i)).map((x) => x.f);
+  const changed = pairs
+    .filter((p) => p.before !== p.after)
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const findings = changed
+    .flatMap((p) => reviewGolden(p, rules).map((f, i) => ({ f, i })))
+    .sort((x, y) => rank(x.f) - rank(y.f) || (x.f.file < y.f.file ? -1 : x.f.file > y.f.file ? 1 : x.i - y.i))
+    .map((x) => x.f);
   const counts = { weakens: 0, unknown: 0, strengthens: 0, neutral: 0 };
   for (const f of findings) counts[f.verdict]++;
   return { findings, goldens: changed.map((p) => p.path), counts };

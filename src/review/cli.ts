@@ -14,7 +14,10 @@ export const USAGE = `usage: npm run goldens:review -- [--base REF] [--markdown 
 
 exit codes: 0 nothing weakens and nothing is unknown; 1 something weakens or is unknown; 2 bad usage`;
 
-export type ReviewArgs = { kind: "review"; base: string | undefined; format: "text" | "markdown" | "json" } | { kind: "help" } | { kind: "usage-error"; message: string };
+export type ReviewArgs =
+  | { kind: "review"; base: string | undefined; format: "text" | "markdown" | "json" }
+  | { kind: "help" }
+  | { kind: "usage-error"; message: string };
 
 export function parseReviewArgs(argv: readonly string[]): ReviewArgs {
   let base: string | undefined;
@@ -26,7 +29,8 @@ export function parseReviewArgs(argv: readonly string[]): ReviewArgs {
     else if (a === "--json") formats.push("json");
     else if (a === "--base" || a.startsWith("--base=")) {
       const v = a === "--base" ? argv[++i] : a.slice(7);
-      if (v === undefined || v === "" || v.startsWith("-")) return { kind: "usage-error", message: "--base needs a revision" };
+      if (v === undefined || v === "" || v.startsWith("-"))
+        return { kind: "usage-error", message: "--base needs a revision" };
       if (base !== undefined) return { kind: "usage-error", message: "--base given twice" };
       base = v;
     } else return { kind: "usage-error", message: `unknown argument ${JSON.stringify(a)}` };

@@ -26,7 +26,13 @@ const tryGit = (root: string, args: readonly string[]): string | null => {
 
 export function findRepoRoot(cwd: string): string {
   try {
-    return execFileSync("git", ["rev-parse", "--show-toplevel"], { cwd, env: GIT_ENV, stdio: ["ignore", "pipe", "pipe"] }).toString().trim();
+    return execFileSync("git", ["rev-parse", "--show-toplevel"], {
+      cwd,
+      env: GIT_ENV,
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+      .toString()
+      .trim();
   } catch {
     throw new GitError(`${cwd} is not inside a git work tree`);
   }
@@ -46,14 +52,21 @@ export function resolveBase(root: string, ref: string | undefined): Base {
     if (!commit) throw new GitError(`--base ${ref}: not a commit in this repository`);
     const mb = tryGit(root, ["merge-base", commit, "HEAD"]);
     if (!mb) return { commit, label: `${ref} (${short(commit)}; no merge base with HEAD in this history)` };
-    return { commit: mb, label: mb === commit ? `${ref} (${short(mb)})` : `${short(mb)}, the merge base of ${ref} and HEAD` };
+    return {
+      commit: mb,
+      label: mb === commit ? `${ref} (${short(mb)})` : `${short(mb)}, the merge base of ${ref} and HEAD`,
+    };
   }
   const head = tryGit(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
   if (!head) throw new GitError("HEAD is not a commit: nothing to compare the work tree with");
   for (const main of ["main", "origin/main"]) {
     if (!tryGit(root, ["rev-parse", "--verify", "--quiet", `${main}^{commit}`])) continue;
     const mb = tryGit(root, ["merge-base", main, "HEAD"]);
-    if (mb) return { commit: mb, label: mb === head ? `HEAD (${short(head)})` : `${short(mb)}, the merge base of ${main} and HEAD` };
+    if (mb)
+      return {
+        commit: mb,
+        label: mb === head ? `HEAD (${short(head)})` : `${short(mb)}, the merge base of ${main} and HEAD`,
+      };
   }
   return { commit: head, label: `HEAD (${short(head)})` };
 }
@@ -110,5 +123,7 @@ export function listGoldenFiles(root: string, dir = "goldens"): string[] {
 export function readTreeGoldens(beforeRoot: string, afterRoot: string, dir = "goldens"): GoldenPair[] {
   const paths = [...new Set([...listGoldenFiles(beforeRoot, dir), ...listGoldenFiles(afterRoot, dir)])].sort();
   const read = (root: string, p: string) => (existsSync(join(root, p)) ? readFileSync(join(root, p), "utf8") : null);
-  return paths.map((path) => ({ path, before: read(beforeRoot, path), after: read(afterRoot, path) })).filter((p) => p.before !== p.after);
+  return paths
+    .map((path) => ({ path, before: read(beforeRoot, path), after: read(afterRoot, path) }))
+    .filter((p) => p.before !== p.after);
 }

@@ -60,7 +60,9 @@ export function alignSequences(a: readonly string[], b: readonly string[]): [num
   const n = a.length;
   const m = b.length;
   const dp: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) dp[i]![j] = a[i] === b[j] ? dp[i + 1]![j + 1]! + 1 : Math.max(dp[i + 1]![j]!, dp[i]![j + 1]!);
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--)
+      dp[i]![j] = a[i] === b[j] ? dp[i + 1]![j + 1]! + 1 : Math.max(dp[i + 1]![j]!, dp[i]![j + 1]!);
   const pairs: [number, number][] = [];
   for (let i = 0, j = 0; i < n && j < m; ) {
     if (a[i] === b[j]) {
@@ -74,7 +76,10 @@ export function alignSequences(a: readonly string[], b: readonly string[]): [num
 }
 
 function diffSequence(before: readonly Fact[], after: readonly Fact[]): Change[] {
-  const pairs = alignSequences(before.map((f) => f.key), after.map((f) => f.key));
+  const pairs = alignSequences(
+    before.map((f) => f.key),
+    after.map((f) => f.key),
+  );
   const keptB = new Set(pairs.map((p) => p[0]));
   const keptA = new Set(pairs.map((p) => p[1]));
   return [
@@ -101,14 +106,16 @@ function diffKeyed(before: readonly Fact[], after: readonly Fact[]): Change[] {
     for (const field of differing) out.push({ op: "changed", field, before: b, after: a });
     // A row whose fields say nothing changed but whose text did: a parser that drops a detail
     // must not hide it, so the text itself becomes the change (and no rule knows it).
-    if (differing.length === 0 && (b.compare ?? b.text) !== (a.compare ?? a.text)) out.push({ op: "changed", field: "text", before: b, after: a });
+    if (differing.length === 0 && (b.compare ?? b.text) !== (a.compare ?? a.text))
+      out.push({ op: "changed", field: "text", before: b, after: a });
   }
   for (const a of after) if (!oldKeys.has(idOf(a))) out.push({ op: "added", after: a });
   // Rows on both sides whose relative order changed: those outside the longest run kept in order.
   const common = before.filter((b) => byKey.has(idOf(b))).map(idOf);
   const commonAfter = after.filter((a) => oldKeys.has(idOf(a))).map(idOf);
   const inOrder = new Set(alignSequences(common, commonAfter).map(([i]) => common[i]!));
-  for (const b of before) if (byKey.has(idOf(b)) && !inOrder.has(idOf(b))) out.push({ op: "moved", before: b, after: byKey.get(idOf(b))! });
+  for (const b of before)
+    if (byKey.has(idOf(b)) && !inOrder.has(idOf(b))) out.push({ op: "moved", before: b, after: byKey.get(idOf(b))! });
   return out;
 }
 
@@ -122,7 +129,10 @@ export const ORDER_GROUPS: readonly (readonly string[])[] = [["seccomp-step", "s
 export function diffFacts(before: readonly Fact[], after: readonly Fact[]): Change[] {
   const present = new Set([...before, ...after].map((f) => f.type));
   const grouped = new Set(ORDER_GROUPS.flat());
-  const units: (readonly string[])[] = [...ORDER_GROUPS.map((g) => g.filter((t) => present.has(t))).filter((g) => g.length > 0), ...[...present].filter((t) => !grouped.has(t)).map((t) => [t])];
+  const units: (readonly string[])[] = [
+    ...ORDER_GROUPS.map((g) => g.filter((t) => present.has(t))).filter((g) => g.length > 0),
+    ...[...present].filter((t) => !grouped.has(t)).map((t) => [t]),
+  ];
   const changes = units.flatMap((u) => {
     const b = before.filter((f) => u.includes(f.type));
     const a = after.filter((f) => u.includes(f.type));

@@ -6,25 +6,65 @@ import { bodyLines, fact, headerFact, plainLine, type Line } from "./parse-lines
 
 /** Options of Pi and Claude Code that take a value (others are read as flags unless a value follows). */
 export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
-  "--output-format", "--input-format", "--model", "--effort", "--settings", "--setting-sources", "--mcp-config", "--tools", "--allowedTools",
-  "--allowed-tools", "--disallowedTools", "--disallowed-tools", "--permission-mode", "--append-system-prompt-file", "--append-system-prompt",
-  "--system-prompt", "--system-prompt-file", "--add-dir", "--plugin-dir", "--provider", "--thinking", "-e", "--extension", "--session-dir",
-  "--permission-prompt-tool", "--max-turns", "--api-key",
+  "--output-format",
+  "--input-format",
+  "--model",
+  "--effort",
+  "--settings",
+  "--setting-sources",
+  "--mcp-config",
+  "--tools",
+  "--allowedTools",
+  "--allowed-tools",
+  "--disallowedTools",
+  "--disallowed-tools",
+  "--permission-mode",
+  "--append-system-prompt-file",
+  "--append-system-prompt",
+  "--system-prompt",
+  "--system-prompt-file",
+  "--add-dir",
+  "--plugin-dir",
+  "--provider",
+  "--thinking",
+  "-e",
+  "--extension",
+  "--session-dir",
+  "--permission-prompt-tool",
+  "--max-turns",
+  "--api-key",
 ]);
 
 /** Options whose value is a comma list of tool names. */
-export const LIST_OPTIONS: ReadonlySet<string> = new Set(["--tools", "--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools"]);
+export const LIST_OPTIONS: ReadonlySet<string> = new Set([
+  "--tools",
+  "--allowedTools",
+  "--allowed-tools",
+  "--disallowedTools",
+  "--disallowed-tools",
+]);
 
 function readArgv(lines: readonly Line[]): Fact[] {
   const facts: Fact[] = [];
   const program: Line[] = [];
   let i = 0;
   while (i < lines.length && !lines[i]!.text.startsWith("-")) program.push(lines[i++]!);
-  if (program.length > 0) facts.push({ type: "adapter-program", key: "program", at: "argv", fields: { argv: program.map((l) => l.text).join(" ") }, text: program.map((l) => l.text).join(" "), line: program[0]!.line });
+  if (program.length > 0)
+    facts.push({
+      type: "adapter-program",
+      key: "program",
+      at: "argv",
+      fields: { argv: program.map((l) => l.text).join(" ") },
+      text: program.map((l) => l.text).join(" "),
+      line: program[0]!.line,
+    });
   while (i < lines.length) {
     const l = lines[i]!;
     if (l.text === "--") {
-      const message = lines.slice(i + 1).map((m) => m.text).join(" ");
+      const message = lines
+        .slice(i + 1)
+        .map((m) => m.text)
+        .join(" ");
       facts.push(fact("adapter-message", "message", { message }, l, "argv"));
       break;
     }
@@ -33,8 +73,21 @@ function readArgv(lines: readonly Line[]): Fact[] {
     if (takesValue && next !== undefined) {
       if (LIST_OPTIONS.has(l.text)) {
         facts.push(fact("adapter-option", l.text, { value: "(list)" }, l, "argv"));
-        next.text.split(",").forEach((name) => facts.push({ type: "adapter-listed", key: `${l.text} ${name}`, at: l.text, fields: {}, text: name, line: next.line }));
-      } else facts.push({ ...fact("adapter-option", l.text, { value: next.text }, l, "argv"), text: `${l.text} ${next.text}` });
+        next.text.split(",").forEach((name) =>
+          facts.push({
+            type: "adapter-listed",
+            key: `${l.text} ${name}`,
+            at: l.text,
+            fields: {},
+            text: name,
+            line: next.line,
+          }),
+        );
+      } else
+        facts.push({
+          ...fact("adapter-option", l.text, { value: next.text }, l, "argv"),
+          text: `${l.text} ${next.text}`,
+        });
       i += 2;
     } else {
       facts.push(fact("adapter-option", l.text, { value: "" }, l, "argv"));
@@ -47,7 +100,9 @@ function readArgv(lines: readonly Line[]): Fact[] {
 function readEnv(lines: readonly Line[]): Fact[] {
   return lines.map((l) => {
     const i = l.text.indexOf("=");
-    return i <= 0 ? plainLine(l, "env") : fact("adapter-env", l.text.slice(0, i), { value: l.text.slice(i + 1) }, l, "env");
+    return i <= 0
+      ? plainLine(l, "env")
+      : fact("adapter-env", l.text.slice(0, i), { value: l.text.slice(i + 1) }, l, "env");
   });
 }
 

@@ -23,7 +23,18 @@ export const BWRAP_MOUNTS: Readonly<Record<string, { width: number; why: string 
   "--dev-bind-try": { width: 3, why: "a host path with its devices usable, skipped when missing" },
 };
 
-const TWO_OPERANDS = new Set(["--ro-bind", "--ro-bind-try", "--bind", "--bind-try", "--dev-bind", "--dev-bind-try", "--symlink", "--ro-bind-data", "--bind-data", "--file"]);
+const TWO_OPERANDS = new Set([
+  "--ro-bind",
+  "--ro-bind-try",
+  "--bind",
+  "--bind-try",
+  "--dev-bind",
+  "--dev-bind-try",
+  "--symlink",
+  "--ro-bind-data",
+  "--bind-data",
+  "--file",
+]);
 
 /** Options that modify the mount after them, on its line: each becomes a field of that mount. */
 const MOUNT_MODIFIERS: Readonly<Record<string, string>> = { "--perms": "perms", "--size": "size" };
@@ -106,7 +117,10 @@ export function parseArgvLines(lines: readonly Line[], at = ""): Fact[] {
     if (f.type === "bwrap-remount" && f.key === "/") remounted = true;
     if (f.type !== "bwrap-mount") return f;
     const i = mounts.indexOf(f);
-    return { ...f, fields: { ...f.fields, afterRemount: remounted ? "yes" : "no", shadowedBy: findShadow(insides, i) } };
+    return {
+      ...f,
+      fields: { ...f.fields, afterRemount: remounted ? "yes" : "no", shadowedBy: findShadow(insides, i) },
+    };
   });
   return uniqueKeys(out);
 }

@@ -36,12 +36,27 @@ export function flattenJson(type: string, value: unknown, firstLine: number): Fa
       return;
     }
     const kind = Array.isArray(v) ? "[…]" : "{…}";
-    out.push({ type, key: path, at: path, fields: { value: isEmpty(v) ? (Array.isArray(v) ? "[]" : "{}") : kind }, text: shown, line });
+    out.push({
+      type,
+      key: path,
+      at: path,
+      fields: { value: isEmpty(v) ? (Array.isArray(v) ? "[]" : "{}") : kind },
+      text: shown,
+      line,
+    });
     let l = line + 1;
     if (Array.isArray(v)) {
       v.forEach((el, i) => {
         if (isContainer(el)) walk(el, `${path}[${elementName(el, i)}]`, l, `${path}[${elementName(el, i)}]`);
-        else out.push({ type: `${type}-member`, key: `${path}[] ${JSON.stringify(el)}`, at: path, fields: {}, text: JSON.stringify(el), line: l });
+        else
+          out.push({
+            type: `${type}-member`,
+            key: `${path}[] ${JSON.stringify(el)}`,
+            at: path,
+            fields: {},
+            text: JSON.stringify(el),
+            line: l,
+          });
         l += lineCount(el);
       });
     } else {
@@ -61,7 +76,10 @@ export function parseJsonGolden(type: string): (text: string) => Fact[] {
   return (text) => {
     const lines = bodyLines(text);
     try {
-      return [...headerFact(text), ...flattenJson(type, JSON.parse(lines.map((l) => l.text).join("\n")), lines[0]?.line ?? 1)];
+      return [
+        ...headerFact(text),
+        ...flattenJson(type, JSON.parse(lines.map((l) => l.text).join("\n")), lines[0]?.line ?? 1),
+      ];
     } catch {
       return [...headerFact(text), ...lines.map((l) => plainLine(l))];
     }

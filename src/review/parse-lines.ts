@@ -57,10 +57,14 @@ export function parsePipeTable(type: string, lines: readonly Line[]): Fact[] {
 /** `key: value` lines; a line without `: ` is kept whole. */
 export function parseKeyValues(type: string, lines: readonly Line[], at = ""): Fact[] {
   return uniqueKeys(
-    lines.filter((l) => l.text.trim() !== "").map((l) => {
-      const i = l.text.indexOf(": ");
-      return i === -1 ? plainLine(l, at) : fact(type, `${at ? at + " " : ""}${l.text.slice(0, i)}`, { value: l.text.slice(i + 2) }, l, at);
-    }),
+    lines
+      .filter((l) => l.text.trim() !== "")
+      .map((l) => {
+        const i = l.text.indexOf(": ");
+        return i === -1
+          ? plainLine(l, at)
+          : fact(type, `${at ? at + " " : ""}${l.text.slice(0, i)}`, { value: l.text.slice(i + 2) }, l, at);
+      }),
   );
 }
 

@@ -49,7 +49,9 @@ export function parseReviewReport(text: string): Fact[] {
     }
     const parts = l.text.split(" · ");
     if (verdict === "" || parts.length < 4) {
-      out.push(l.text.startsWith("golden review: ") ? fact("review-summary", "summary", { counts: l.text }, l) : plainLine(l));
+      out.push(
+        l.text.startsWith("golden review: ") ? fact("review-summary", "summary", { counts: l.text }, l) : plainLine(l),
+      );
       continue;
     }
     out.push(fact("review-finding", `${parts[0]} · ${parts[1]}`, { verdict, detail: parts.slice(2).join(" · ") }, l));

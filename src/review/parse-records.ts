@@ -9,7 +9,9 @@ export function parseRefusal(text: string): Fact[] {
     ...headerFact(text),
     ...bodyLines(text).map((l) => {
       const i = l.text.indexOf(" | ");
-      return i === -1 ? plainLine(l) : fact("refusal", "refusal", { code: l.text.slice(0, i), message: l.text.slice(i + 3) }, l);
+      return i === -1
+        ? plainLine(l)
+        : fact("refusal", "refusal", { code: l.text.slice(0, i), message: l.text.slice(i + 3) }, l);
     }),
   ];
 }
@@ -34,7 +36,13 @@ export function parseExitMap(text: string): Fact[] {
 }
 
 /** Keys of a route decision or a harness module whose value is a list; `=`-lists are variables. */
-const LIST_KEYS: ReadonlySet<string> = new Set(["bundleFiles", "sandboxMounts", "builtInTools(all)", "providers", "adapterEnv"]);
+const LIST_KEYS: ReadonlySet<string> = new Set([
+  "bundleFiles",
+  "sandboxMounts",
+  "builtInTools(all)",
+  "providers",
+  "adapterEnv",
+]);
 
 function keyValueFacts(type: string, lines: readonly Line[], section: string): Fact[] {
   const out: Fact[] = [];
@@ -54,7 +62,8 @@ function keyValueFacts(type: string, lines: readonly Line[], section: string): F
     if (LIST_KEYS.has(k)) {
       // The list's own row is its key; each member is its own fact, so the members carry the text.
       out.push({ ...fact(type, `${prefix}${k}`, { value: "(list)" }, l, section), text: `${k}:` });
-      for (const m of v.split(" ").filter(Boolean)) out.push({ type: `${type}-member`, key: `${prefix}${k} ${m}`, at: k, fields: {}, text: m, line: l.line });
+      for (const m of v.split(" ").filter(Boolean))
+        out.push({ type: `${type}-member`, key: `${prefix}${k} ${m}`, at: k, fields: {}, text: m, line: l.line });
     } else out.push(fact(type, `${prefix}${k}`, { value: v }, l, section));
   }
   return out;

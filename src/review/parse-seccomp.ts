@@ -31,17 +31,27 @@ export const LINE_FORMS: readonly Form[] = [
   { test: /^#?\s*sha256:?\s+(\S+)\s*$/i, read: (m, l) => fact("seccomp-digest", "sha256", { value: m[1]! }, l) },
   // deny <syscall> <action>, or <syscall> | <action>
   { test: /^deny\s+(\S+)\s+(.+)$/i, read: (m, l) => fact("seccomp-deny", m[1]!, { action: m[2]!.trim() }, l) },
-  { test: /^([a-z_][a-z0-9_]*)\s+\|\s+(.+)$/, read: (m, l) => fact("seccomp-deny", m[1]!, { action: m[2]!.trim() }, l) },
+  {
+    test: /^([a-z_][a-z0-9_]*)\s+\|\s+(.+)$/,
+    read: (m, l) => fact("seccomp-deny", m[1]!, { action: m[2]!.trim() }, l),
+  },
   // an instruction, with or without a leading index: `3: jeq #0x65 jt 0 jf 1`, `ret ERRNO(1)`
   {
     test: /^(?:\d+\s*[:|]?\s+)?(ld|ldh|ldb|ldx|ldxb|st|stx|jeq|jne|jgt|jge|jlt|jle|jset|ja|jmp|ret|tax|txa|add|sub|mul|div|mod|and|or|xor|lsh|rsh|neg)\b\s*(.*)$/i,
-    read: (m, l) => fact("seccomp-insn", `${m[1]!.toLowerCase()} ${m[2]!.trim()}`, { op: m[1]!.toLowerCase(), args: m[2]!.trim() }, l),
+    read: (m, l) =>
+      fact(
+        "seccomp-insn",
+        `${m[1]!.toLowerCase()} ${m[2]!.trim()}`,
+        { op: m[1]!.toLowerCase(), args: m[2]!.trim() },
+        l,
+      ),
   },
   { test: /^#/, read: (m, l) => fact("comment", m.input, {}, l) },
 ];
 
 /** The ops of an instruction line. */
-const OPS = "ld|ldh|ldb|ldx|ldxb|st|stx|jeq|jne|jgt|jge|jlt|jle|jset|ja|jmp|ret|tax|txa|add|sub|mul|div|mod|and|or|xor|lsh|rsh|neg";
+const OPS =
+  "ld|ldh|ldb|ldx|ldxb|st|stx|jeq|jne|jgt|jge|jlt|jle|jset|ja|jmp|ret|tax|txa|add|sub|mul|div|mod|and|or|xor|lsh|rsh|neg";
 
 /** An indexed, commented instruction: `NNNN op args ; comment`. */
 const LISTED = new RegExp(`^(\\d+)\\s+(${OPS})\\b\\s*(.*?)\\s*;\\s*(.*)$`, "i");
@@ -57,7 +67,14 @@ const DENY_COMMENT = /^deny\s+(.+?)\s+(E[A-Z0-9]+|kill|kill_process|kill_thread|
 export type Jump = "jt" | "jf";
 export const NEXT = "next";
 
-type Listed = { index: number; l: Line; op: string; args: string; jumps: Partial<Record<Jump, number>>; comment: string };
+type Listed = {
+  index: number;
+  l: Line;
+  op: string;
+  args: string;
+  jumps: Partial<Record<Jump, number>>;
+  comment: string;
+};
 
 function readListed(m: RegExpExecArray, l: Line): Listed {
   const tokens = m[3]!.trim().split(/\s+/).filter(Boolean);
@@ -78,7 +95,13 @@ function listedFact(x: Listed): Fact {
   if (!d) return fact("seccomp-step", x.comment, base, x.l, "program");
   const tail = d[3]!.trim();
   const flags = /^with any of\s+(.*)$/.exec(tail);
-  const extra: Record<string, string> = flags ? { flags: flags[1]!.trim() } : tail.startsWith(":") ? { why: tail.slice(1).trim() } : tail ? { note: tail } : {};
+  const extra: Record<string, string> = flags
+    ? { flags: flags[1]!.trim() }
+    : tail.startsWith(":")
+      ? { why: tail.slice(1).trim() }
+      : tail
+        ? { note: tail }
+        : {};
   return fact("seccomp-deny", d[1]!, { ...base, action: d[2]!, ...extra }, x.l, "program");
 }
 
@@ -100,28 +123,32 @@ function resolveJumps(facts: Fact[], listed: ReadonlyMap<Fact, Listed>): Fact[] 
     };
     const fields: Record<string, string> = { ...f.fields };
     for (const j of ["jt", "jf"] as const) if (x.jumps[j] !== undefined) fields[j] = land(x.jumps[j]!);
-    const compare = f.text.replace(/^\d+\s+/, "").replace(/\b(jt|jf)(\s+)(\d+)\b/g, (_, j: Jump, sp: string) => `${j}${sp}${fields[j]}`);
+    const compare = f.text
+      .replace(/^\d+\s+/, "")
+      .replace(/\b(jt|jf)(\s+)(\d+)\b/g, (_, j: Jump, sp: string) => `${j}${sp}${fields[j]}`);
     return { ...f, fields, compare };
   });
 }
 
 export function parseSeccomp(text: string): Fact[] {
   const listed = new Map<Fact, Listed>();
-  const facts = bodyLines(text).filter((l) => l.text.trim() !== "").map((l) => {
-    const t = l.text.trim();
-    const m = LISTED.exec(t);
-    if (m) {
-      const x = readListed(m, l);
-      const f = listedFact(x);
-      listed.set(f, x);
-      return f;
-    }
-    for (const f of LINE_FORMS) {
-      const m = f.test.exec(t);
-      if (m) return f.read(m, l);
-    }
-    return plainLine(l);
-  });
+  const facts = bodyLines(text)
+    .filter((l) => l.text.trim() !== "")
+    .map((l) => {
+      const t = l.text.trim();
+      const m = LISTED.exec(t);
+      if (m) {
+        const x = readListed(m, l);
+        const f = listedFact(x);
+        listed.set(f, x);
+        return f;
+      }
+      for (const f of LINE_FORMS) {
+        const m = f.test.exec(t);
+        if (m) return f.read(m, l);
+      }
+      return plainLine(l);
+    });
   // Keys made unique first, so a jump names the very instruction it lands on.
   const unique = uniqueKeys(facts);
   const relisted = new Map<Fact, Listed>();

@@ -19,7 +19,11 @@ const ruleOf = (f: Finding) => f.rule ?? "(no rule)";
 
 function fullText(f: Finding): string[] {
   const out: string[] = [];
-  for (const [mark, v] of [["-", f.before], ["+", f.after]] as const) if (isLong(v)) for (const l of v.replace(/\n$/, "").split("\n")) out.push(`    ${mark} ${l}`);
+  for (const [mark, v] of [
+    ["-", f.before],
+    ["+", f.after],
+  ] as const)
+    if (isLong(v)) for (const l of v.replace(/\n$/, "").split("\n")) out.push(`    ${mark} ${l}`);
   return out;
 }
 
@@ -28,7 +32,10 @@ export function renderFindingLine(f: Finding): string[] {
   return [`${f.file} · ${f.case} · ${inline(f.before)} → ${inline(f.after)} · ${ruleOf(f)}: ${f.why}`, ...fullText(f)];
 }
 
-const bySection = (r: Report) => VERDICT_ORDER.map((v) => [v, r.findings.filter((f) => f.verdict === v)] as [ReviewVerdict, Finding[]]).filter(([, fs]) => fs.length > 0);
+const bySection = (r: Report) =>
+  VERDICT_ORDER.map((v) => [v, r.findings.filter((f) => f.verdict === v)] as [ReviewVerdict, Finding[]]).filter(
+    ([, fs]) => fs.length > 0,
+  );
 
 export function renderText(r: Report, base?: string): string {
   const out = [summarise(r)];
@@ -58,17 +65,36 @@ export function renderMarkdown(r: Report, base?: string): string {
   if (base) out.push("", `Base: ${base}. Rules: \`src/review/rules.ts\`, reading: \`docs/review.md\`.`);
   if (r.findings.length === 0) out.push("", r.goldens.length === 0 ? "No golden changed." : "Nothing to classify.");
   for (const [v, fs] of bySection(r)) {
-    const table = ["| golden | case | before | after | rule | why |", "|---|---|---|---|---|---|", ...fs.map((f) => `| ${code(f.file)} | ${code(f.case)} | ${code(f.before)} | ${code(f.after)} | ${code(ruleOf(f))} | ${f.why.replace(/\|/g, "\\|")} |`)];
+    const table = [
+      "| golden | case | before | after | rule | why |",
+      "|---|---|---|---|---|---|",
+      ...fs.map(
+        (f) =>
+          `| ${code(f.file)} | ${code(f.case)} | ${code(f.before)} | ${code(f.after)} | ${code(ruleOf(f))} | ${f.why.replace(/\|/g, "\\|")} |`,
+      ),
+    ];
     const long = fs.filter((f) => isLong(f.before) || isLong(f.after));
-    const texts = long.flatMap((f) => ["", `<details><summary>${f.file} · ${f.case}</summary>`, "", "```diff", ...fullText(f).map((l) => l.slice(4)), "```", "", "</details>"]);
+    const texts = long.flatMap((f) => [
+      "",
+      `<details><summary>${f.file} · ${f.case}</summary>`,
+      "",
+      "```diff",
+      ...fullText(f).map((l) => l.slice(4)),
+      "```",
+      "",
+      "</details>",
+    ]);
     const heading = `#### ${VERDICT_HEADINGS[v]} (${fs.length})`;
     // Neutral rows are for the curious: folded, so the ones that need a reviewer stay in view.
-    if (v === "neutral") out.push("", `<details><summary>${heading.slice(5)}</summary>`, "", ...table, ...texts, "", "</details>");
+    if (v === "neutral")
+      out.push("", `<details><summary>${heading.slice(5)}</summary>`, "", ...table, ...texts, "", "</details>");
     else out.push("", heading, "", ...table, ...texts);
   }
   return out.join("\n") + "\n";
 }
 
 export function renderJson(r: Report, base?: string): string {
-  return JSON.stringify({ base: base ?? null, goldens: r.goldens, counts: r.counts, findings: r.findings }, null, 2) + "\n";
+  return (
+    JSON.stringify({ base: base ?? null, goldens: r.goldens, counts: r.counts, findings: r.findings }, null, 2) + "\n"
+  );
 }

@@ -6,7 +6,16 @@
 // ~/.bashrc gained the session's line), or a setuid file is left in the workspace.
 // A function, not a constant: table.ts spreads it while this module may not be evaluated yet.
 import { spawnSync } from "node:child_process";
-import { chownSync, copyFileSync, existsSync, lstatSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { protectedRow, type AttackRow } from "./table.ts";
 import type { AttackWorld } from "./world.ts";
@@ -28,7 +37,15 @@ function asFounder(w: AttackWorld, cwd: string, line: string): { status: number 
     cwd,
     encoding: "utf8",
     timeout: 20_000,
-    env: { PATH: "/usr/bin:/bin", HOME: w.stand.founderHome, GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "founder", GIT_AUTHOR_EMAIL: "founder@invalid", GIT_COMMITTER_NAME: "founder", GIT_COMMITTER_EMAIL: "founder@invalid" },
+    env: {
+      PATH: "/usr/bin:/bin",
+      HOME: w.stand.founderHome,
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_AUTHOR_NAME: "founder",
+      GIT_AUTHOR_EMAIL: "founder@invalid",
+      GIT_COMMITTER_NAME: "founder",
+      GIT_COMMITTER_EMAIL: "founder@invalid",
+    },
     ...(self === 0 && w.uid !== 0 ? { uid: w.uid, gid: w.uid } : {}),
   });
   return { status: r.status, out: `${r.stdout ?? ""}${r.stderr ?? ""}` };
@@ -124,11 +141,16 @@ export function gitRows(): AttackRow[] {
       layers: ["protected:.git/config.worktree"],
       setup: (w) => {
         savePristine(w);
-        writeOwned(w, join(w.ws, ".git/config"), `${readFileSync(join(w.ws, ".git/config"), "utf8")}[extensions]\n\tworktreeConfig = true\n`);
+        writeOwned(
+          w,
+          join(w.ws, ".git/config"),
+          `${readFileSync(join(w.ws, ".git/config"), "utf8")}[extensions]\n\tworktreeConfig = true\n`,
+        );
         writeOwned(w, join(w.ws, ".git/config.worktree"), "");
       },
       teardown: restorePristine,
-      script: (w) => `printf '[core]\\n\\tfsmonitor = %s\\n' '${touchMarker(w, "git-config-worktree")}' >> "${w.ws}/.git/config.worktree" && echo WROTE`,
+      script: (w) =>
+        `printf '[core]\\n\\tfsmonitor = %s\\n' '${touchMarker(w, "git-config-worktree")}' >> "${w.ws}/.git/config.worktree" && echo WROTE`,
       through: (_r, w) => hostGitRan(w, "git-config-worktree", w.ws),
     },
     {
@@ -139,12 +161,13 @@ export function gitRows(): AttackRow[] {
       setup: savePristine,
       teardown: restorePristine,
       // The stash's reflog line ends with HEAD's subject, which the session chose.
-      script: (w) => [
-        `cd "${w.ws}" || exit 1`,
-        "git -c user.name=s -c user.email=s@invalid commit -q --allow-empty -m '; echo planted-by-the-session #'",
-        "mkdir -p .git/logs/refs",
-        `ln -s "${w.stand.files.bashrc}" .git/logs/refs/stash && echo LINKED`,
-      ].join("\n"),
+      script: (w) =>
+        [
+          `cd "${w.ws}" || exit 1`,
+          "git -c user.name=s -c user.email=s@invalid commit -q --allow-empty -m '; echo planted-by-the-session #'",
+          "mkdir -p .git/logs/refs",
+          `ln -s "${w.stand.files.bashrc}" .git/logs/refs/stash && echo LINKED`,
+        ].join("\n"),
       through: (_r, w) => {
         asFounder(w, w.ws, `echo "the founder's own edit" >> inside.txt && git -c safe.directory='*' stash`);
         return readFileSync(w.stand.files.bashrc, "utf8").includes("planted-by-the-session");
@@ -157,7 +180,8 @@ export function gitRows(): AttackRow[] {
       layers: ["end-check"],
       setup: savePristine,
       teardown: restorePristine,
-      script: (w) => `cd "${w.ws}" && git init -q sub && git -C sub config core.fsmonitor '${touchMarker(w, "git-nested-repo")}' && echo NESTED`,
+      script: (w) =>
+        `cd "${w.ws}" && git init -q sub && git -C sub config core.fsmonitor '${touchMarker(w, "git-nested-repo")}' && echo NESTED`,
       through: (_r, w) => hostGitRan(w, "git-nested-repo", join(w.ws, "sub")),
     },
     {
@@ -170,11 +194,12 @@ export function gitRows(): AttackRow[] {
         rmSync(join(w.ws, ".git"), { recursive: true, force: true });
       },
       teardown: restorePristine,
-      script: (w) => [
-        `cd "${w.ws}" || exit 1`,
-        "printf 'ref: refs/heads/main\\n' > HEAD && mkdir -p objects refs/heads",
-        `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = %s\\n\\tfsmonitor = %s\\n' '${w.ws}' '${touchMarker(w, "git-root-repo")}' > config && echo PLANTED`,
-      ].join("\n"),
+      script: (w) =>
+        [
+          `cd "${w.ws}" || exit 1`,
+          "printf 'ref: refs/heads/main\\n' > HEAD && mkdir -p objects refs/heads",
+          `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = %s\\n\\tfsmonitor = %s\\n' '${w.ws}' '${touchMarker(w, "git-root-repo")}' > config && echo PLANTED`,
+        ].join("\n"),
       through: (_r, w) => hostGitRan(w, "git-root-repo", w.ws),
     },
     {

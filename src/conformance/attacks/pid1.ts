@@ -14,7 +14,10 @@ const start = () => {
   started = true;
   // Kept reachable for the whole run, as the runner keeps its capability.
   held.push(input.trim());
-  const child = spawn("/bin/sh", [`${runDir}/attack.sh`], { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, RUNNER_PID: String(process.pid) } });
+  const child = spawn("/bin/sh", [`${runDir}/attack.sh`], {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, RUNNER_PID: String(process.pid) },
+  });
   child.on("exit", (code, signal) => {
     process.exitCode = code ?? (signal !== null ? 128 : 1);
     // stdout may be a pipe, which node writes asynchronously: exit once the line is out.

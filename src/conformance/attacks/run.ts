@@ -28,7 +28,16 @@ export async function runAttack(w: AttackWorld, row: AttackRow, removed: readonl
   const saved = row.setup?.(w);
   const fs = realFsView();
   const spec = removed.includes("no-launch-socket") ? { ...w.spec, mayLaunch: true } : w.spec;
-  let p: Planned = { spec, binds: binds(spec, w.facts, fs), argv: [], seccomp: SECCOMP_RULES, cgroups: { pids: true, memory: true }, dropSession: true, runnerNode: w.facts.runnerNode, endCheck: true };
+  let p: Planned = {
+    spec,
+    binds: binds(spec, w.facts, fs),
+    argv: [],
+    seccomp: SECCOMP_RULES,
+    cgroups: { pids: true, memory: true },
+    dropSession: true,
+    runnerNode: w.facts.runnerNode,
+    endCheck: true,
+  };
   for (const id of removed) p = layer(id).remove(p, { readableNode: w.readableNode, founderHome: w.stand.founderHome });
   const planned = mountStubs(spec, fs);
   let argv = bwrapArgv(p.spec, { ...w.facts, runnerNode: p.runnerNode }, p.binds);
@@ -81,15 +90,17 @@ function putBack(w: AttackWorld, check: WorkspaceCheck | null): void {
 
 /** Puts the run directory and the workspace back as the host had them before a run. */
 function restoreWorld(w: AttackWorld, before: ReturnType<typeof workspaceSnapshot>): void {
-  writeFileSync(join(w.run, "bundle/policy.json"), "{\"policy\":\"as the host wrote it\"}\n");
-  writeFileSync(join(w.run, "session.json"), "{\"session\":\"as the host wrote it\"}\n");
+  writeFileSync(join(w.run, "bundle/policy.json"), '{"policy":"as the host wrote it"}\n');
+  writeFileSync(join(w.run, "session.json"), '{"session":"as the host wrote it"}\n');
   for (const f of ["policy-link", "new.json", "attack.sh"]) rmSync(join(w.run, f), { force: true });
   if (existsSync(join(w.ws, ".git-aside"))) {
     rmSync(join(w.ws, ".git"), { recursive: true, force: true });
     renameSync(join(w.ws, ".git-aside"), join(w.ws, ".git"));
   }
-  for (const n of readdirSync(w.ws)) if (!before.top.includes(n)) rmSync(join(w.ws, n), { recursive: true, force: true });
-  for (const n of readdirSync(join(w.ws, ".git/hooks"))) if (!before.hooks.includes(n)) rmSync(join(w.ws, ".git/hooks", n), { force: true });
+  for (const n of readdirSync(w.ws))
+    if (!before.top.includes(n)) rmSync(join(w.ws, n), { recursive: true, force: true });
+  for (const n of readdirSync(join(w.ws, ".git/hooks")))
+    if (!before.hooks.includes(n)) rmSync(join(w.ws, ".git/hooks", n), { force: true });
   rmSync(join(w.ws, ".vscode/tasks.json"), { force: true });
   writeFileSync(join(w.ws, ".git/config"), before.config);
   chmodSync(w.run, 0o755);

@@ -40,7 +40,10 @@ export interface AttackRow {
   teardown?: (w: AttackWorld, saved: unknown) => void;
 }
 
-const SYSCALLS = JSON.parse(readFileSync(join(REPO_ROOT, "baselines/syscalls.json"), "utf8")) as Record<string, Record<string, number>>;
+const SYSCALLS = JSON.parse(readFileSync(join(REPO_ROOT, "baselines/syscalls.json"), "utf8")) as Record<
+  string,
+  Record<string, number>
+>;
 const ARCH = process.arch === "arm64" ? "aarch64" : "x86_64";
 const nr = (name: string): number => {
   const n = SYSCALLS[ARCH]![name];
@@ -108,16 +111,32 @@ const sysctlRow = (id: string, name: string, layers: readonly string[], why: str
   script: (w) => `printf '%s\n' '${sysctlValue(name, w)}' > ${hostSysctl(name)} && echo WROTE; cat ${hostSysctl(name)}`,
   through: (_r, w) => readFileSync(hostSysctl(name), "utf8").trim() === sysctlValue(name, w),
   teardown: (_w, saved) => {
-    if (typeof saved === "string" && readFileSync(hostSysctl(name), "utf8") !== saved) writeFileSync(hostSysctl(name), saved);
+    if (typeof saved === "string" && readFileSync(hostSysctl(name), "utf8") !== saved)
+      writeFileSync(hostSysctl(name), saved);
   },
 });
 /** A value for the sysctl that the host would never hold by itself, and that harms nothing while it does. */
-const sysctlValue = (name: string, w: AttackWorld) => (name === "kernel.domainname" ? `mosaic-attack-${w.identity}` : "9731");
+const sysctlValue = (name: string, w: AttackWorld) =>
+  name === "kernel.domainname" ? `mosaic-attack-${w.identity}` : "9731";
 
 /** Whether another local uid (neither the caller nor the session) can connect to a socket: spawned as that uid. */
 export const OTHER_UID = 65533;
 function otherUidConnects(path: string): boolean {
-  const r = spawnSync("setpriv", [`--reuid=${OTHER_UID}`, `--regid=${OTHER_UID}`, "--clear-groups", "--", "perl", "-MIO::Socket::UNIX", "-e", `IO::Socket::UNIX->new(Peer => $ARGV[0]) or do { print "NO $!\n"; exit 1 }; print "CONNECTED\n"`, path], { encoding: "utf8" });
+  const r = spawnSync(
+    "setpriv",
+    [
+      `--reuid=${OTHER_UID}`,
+      `--regid=${OTHER_UID}`,
+      "--clear-groups",
+      "--",
+      "perl",
+      "-MIO::Socket::UNIX",
+      "-e",
+      `IO::Socket::UNIX->new(Peer => $ARGV[0]) or do { print "NO $!\n"; exit 1 }; print "CONNECTED\n"`,
+      path,
+    ],
+    { encoding: "utf8" },
+  );
   return r.status === 0 && r.stdout.includes("CONNECTED");
 }
 
@@ -198,7 +217,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "user namespaces",
     what: "clone with CLONE_NEWUSER is refused",
     layers: ["disable-userns", "seccomp:clone-namespaces"],
-    script: () => `perl -e 'my $r = syscall(${nr("clone")}, 0x10000000 | 17, 0, 0, 0, 0); if ($r == 0) { exec("/bin/true") } print(($r < 0 ? "ERR " . ($! + 0) : "OK"), "\\n")'`,
+    script: () =>
+      `perl -e 'my $r = syscall(${nr("clone")}, 0x10000000 | 17, 0, 0, 0, 0); if ($r == 0) { exec("/bin/true") } print(($r < 0 ? "ERR " . ($! + 0) : "OK"), "\\n")'`,
     through: (r) => r.out.includes("OK"),
   },
   {
@@ -209,11 +229,12 @@ export const ATTACKS: readonly AttackRow[] = [
     // The issue's attack, unprivileged: a file made beforehand, a handle on the run directory, a
     // nested user and mount namespace (no uid map needed), a pivot_root into a bind of /tmp/nr,
     // the old root detached (and with it the read-only binds), then a rename through the handle.
-    script: (w) => [
-      `mkdir -p /tmp/nr/old && printf 'pwned\\n' > "${w.run}/new.json" || exit 1`,
-      // One process throughout: an exec after unshare in an unmapped namespace would drop its capabilities.
-      `perl -e 'opendir(my $d, "${w.run}") or die "opendir: $!"; syscall(${nr("unshare")}, 0x10000000 | 0x00020000) == 0 or die "unshare: $!"; my ($a, $b, $n, $o) = ("/tmp/nr", "/tmp/nr", "", "old"); syscall(${nr("mount")}, $a, $b, $n, 0x5000, 0) == 0 or die "mount: $!"; chdir "/tmp/nr" or die "chdir: $!"; my $dot = "."; syscall(${nr("pivot_root")}, $dot, $o) == 0 or die "pivot_root: $!"; my $old = "/old"; syscall(${nr("umount2")}, $old, 2) == 0 or die "umount2: $!"; chdir($d) or die "fchdir: $!"; rename("new.json", "session.json") or die "rename: $!"; print "REPLACED\\n"' 2>&1`,
-    ].join("\n"),
+    script: (w) =>
+      [
+        `mkdir -p /tmp/nr/old && printf 'pwned\\n' > "${w.run}/new.json" || exit 1`,
+        // One process throughout: an exec after unshare in an unmapped namespace would drop its capabilities.
+        `perl -e 'opendir(my $d, "${w.run}") or die "opendir: $!"; syscall(${nr("unshare")}, 0x10000000 | 0x00020000) == 0 or die "unshare: $!"; my ($a, $b, $n, $o) = ("/tmp/nr", "/tmp/nr", "", "old"); syscall(${nr("mount")}, $a, $b, $n, 0x5000, 0) == 0 or die "mount: $!"; chdir "/tmp/nr" or die "chdir: $!"; my $dot = "."; syscall(${nr("pivot_root")}, $dot, $o) == 0 or die "pivot_root: $!"; my $old = "/old"; syscall(${nr("umount2")}, $old, 2) == 0 or die "umount2: $!"; chdir($d) or die "fchdir: $!"; rename("new.json", "session.json") or die "rename: $!"; print "REPLACED\\n"' 2>&1`,
+      ].join("\n"),
     through: (_r, w) => read(join(w.run, "session.json")) === "pwned\n",
   },
   // The runner (pid 1) holds the capability: nothing may trace it or read its memory.
@@ -230,7 +251,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "ptrace",
     what: "the runner's memory cannot be read through /proc/1/mem, so its capability stays its own",
     layers: ["runner-node"],
-    script: () => `perl -e 'open(my $m, "<", "/proc/1/maps") or do { print "MAPS-DENIED\\n"; exit 0 }; open(my $f, "<:raw", "/proc/1/mem") or do { print "MEM-DENIED\\n"; exit 0 }; while (<$m>) { next unless /^([0-9a-f]+)-([0-9a-f]+) r/; my ($a, $b) = (hex $1, hex $2); next if $b - $a > 256 * 1048576; seek($f, $a, 0) or next; my $buf; my $n = sysread($f, $buf, $b - $a); next unless $n; while ($buf =~ /(${canaryPattern(CAPABILITY_LABEL)})/g) { print "FOUND $1\\n" } }'`,
+    script: () =>
+      `perl -e 'open(my $m, "<", "/proc/1/maps") or do { print "MAPS-DENIED\\n"; exit 0 }; open(my $f, "<:raw", "/proc/1/mem") or do { print "MEM-DENIED\\n"; exit 0 }; while (<$m>) { next unless /^([0-9a-f]+)-([0-9a-f]+) r/; my ($a, $b) = (hex $1, hex $2); next if $b - $a > 256 * 1048576; seek($f, $a, 0) or next; my $buf; my $n = sysread($f, $buf, $b - $a); next unless $n; while ($buf =~ /(${canaryPattern(CAPABILITY_LABEL)})/g) { print "FOUND $1\\n" } }'`,
     through: (r, w) => r.out.includes(`FOUND ${w.capability}`),
   },
   {
@@ -246,7 +268,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "ptrace",
     what: "process_vm_readv cannot read the runner's memory",
     layers: ["seccomp:process_vm_readv", "runner-node"],
-    script: () => `perl -e 'my $addr = 0x400000; if (open(my $m, "<", "/proc/1/maps")) { my $l = <$m>; $addr = hex((split /-/, $l)[0]) } my $buf = "\\0" x 16; my $local = pack("QQ", unpack("Q", pack("p", $buf)), 16); my $remote = pack("QQ", $addr, 16); my $r = syscall(${nr("process_vm_readv")}, 1, $local, 1, $remote, 1, 0); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`,
+    script: () =>
+      `perl -e 'my $addr = 0x400000; if (open(my $m, "<", "/proc/1/maps")) { my $l = <$m>; $addr = hex((split /-/, $l)[0]) } my $buf = "\\0" x 16; my $local = pack("QQ", unpack("Q", pack("p", $buf)), 16); my $remote = pack("QQ", $addr, 16); my $r = syscall(${nr("process_vm_readv")}, 1, $local, 1, $remote, 1, 0); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`,
     through: (r) => /^OK 16$/m.test(r.out),
   },
   {
@@ -281,7 +304,8 @@ export const ATTACKS: readonly AttackRow[] = [
     layers: ["pid-namespace"],
     controlFor: [],
     note: "the kernel's ptrace check refuses a process in another user namespace its /proc/<pid>/environ, cwd and root, so even with the PID namespace removed this holds",
-    script: (w) => `tr '\\0' '\\n' < /proc/${w.neighbor.pid}/environ; cat /proc/${w.neighbor.pid}/cwd/.ssh/id_ed25519; cat /proc/${w.neighbor.pid}/root${w.stand.files.gitCredentials}`,
+    script: (w) =>
+      `tr '\\0' '\\n' < /proc/${w.neighbor.pid}/environ; cat /proc/${w.neighbor.pid}/cwd/.ssh/id_ed25519; cat /proc/${w.neighbor.pid}/root${w.stand.files.gitCredentials}`,
     through: (r, w) => r.out.includes(w.neighbor.canary) || r.out.includes(w.stand.secret),
   },
   // Files beside the session.
@@ -290,7 +314,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "binds",
     what: "a hard link into the read-only bundle cannot be made, so the host's policy cannot be written through one",
     layers: ["bundle-ro"],
-    script: (w) => `ln "${w.run}/bundle/policy.json" "${w.run}/policy-link" && echo pwned > "${w.run}/policy-link" && echo LINKED`,
+    script: (w) =>
+      `ln "${w.run}/bundle/policy.json" "${w.run}/policy-link" && echo pwned > "${w.run}/policy-link" && echo LINKED`,
     through: (_r, w) => read(join(w.run, "bundle/policy.json")) === "pwned\n",
   },
   {
@@ -314,7 +339,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "binds",
     what: "a link swapped back and forth between a workspace file and the founder's key never reads the key",
     layers: ["no-founder-home"],
-    script: (w) => `i=0; while [ $i -lt 100 ]; do ln -sfn "${w.stand.files.sshKey}" "${w.ws}/k"; cat "${w.ws}/k" 2>/dev/null; ln -sfn "${w.ws}/inside.txt" "${w.ws}/k"; cat "${w.ws}/k" >/dev/null; i=$((i+1)); done; rm -f "${w.ws}/k"`,
+    script: (w) =>
+      `i=0; while [ $i -lt 100 ]; do ln -sfn "${w.stand.files.sshKey}" "${w.ws}/k"; cat "${w.ws}/k" 2>/dev/null; ln -sfn "${w.ws}/inside.txt" "${w.ws}/k"; cat "${w.ws}/k" >/dev/null; i=$((i+1)); done; rm -f "${w.ws}/k"`,
     through: (r, w) => r.out.includes(w.stand.secret),
   },
   {
@@ -322,7 +348,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "binds",
     what: "a coder cannot reach the host's launch socket",
     layers: ["no-launch-socket"],
-    script: (w) => `perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Peer => "${w.launchSocket}") or do { print "NO-CONNECT\\n"; exit 0 }; print "CONNECTED\\n"'`,
+    script: (w) =>
+      `perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Peer => "${w.launchSocket}") or do { print "NO-CONNECT\\n"; exit 0 }; print "CONNECTED\\n"'`,
     through: (r, w) => r.out.includes("CONNECTED") && w.connections.launch > 0,
   },
   // The network: the session's only way out is the model port (docs/network.md).
@@ -331,7 +358,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "network",
     what: "a TCP listener on the host's 127.0.0.1 is out of reach",
     layers: ["unshare-net"],
-    script: (w) => `perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${w.traps.tcpPort}, Timeout => 2) or do { print "NO-CONNECT $!\\n"; exit 0 }; print "CONNECTED\\n"; sleep 1'`,
+    script: (w) =>
+      `perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => ${w.traps.tcpPort}, Timeout => 2) or do { print "NO-CONNECT $!\\n"; exit 0 }; print "CONNECTED\\n"; sleep 1'`,
     through: (_r, w) => w.connections.tcpTrap > 0,
   },
   {
@@ -339,7 +367,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "network",
     what: "an abstract Unix socket of the host is out of reach (abstract names belong to a network namespace)",
     layers: ["unshare-net"],
-    script: (w) => `perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die; connect($s, pack_sockaddr_un("\\0${w.traps.abstract}")) or do { print "NO-CONNECT $!\\n"; exit 0 }; print "CONNECTED\\n"; sleep 1'`,
+    script: (w) =>
+      `perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die; connect($s, pack_sockaddr_un("\\0${w.traps.abstract}")) or do { print "NO-CONNECT $!\\n"; exit 0 }; print "CONNECTED\\n"; sleep 1'`,
     through: (_r, w) => w.connections.abstractTrap > 0,
   },
   {
@@ -348,7 +377,9 @@ export const ATTACKS: readonly AttackRow[] = [
     what: "/proc/net/tcp and /proc/net/unix do not list the host's listeners",
     layers: ["unshare-net"],
     script: () => "cat /proc/net/tcp /proc/net/unix",
-    through: (r, w) => r.out.toUpperCase().includes(`:${w.traps.tcpPort.toString(16).toUpperCase().padStart(4, "0")} `) || r.out.includes(w.traps.abstract),
+    through: (r, w) =>
+      r.out.toUpperCase().includes(`:${w.traps.tcpPort.toString(16).toUpperCase().padStart(4, "0")} `) ||
+      r.out.includes(w.traps.abstract),
   },
   // Terminals.
   {
@@ -356,13 +387,15 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "terminal",
     what: "no keystroke can be pushed into the terminal the session was started from",
     layers: ["new-session", "seccomp:TIOCSTI"],
-    script: () => `perl -e 'my $t; open($t, "+<", "/dev/tty") or $t = \\*STDERR; my $c = "x"; my $r = ioctl($t, 0x5412, $c); print(($r ? "STI-OK" : "STI-ERR " . ($! + 0)), "\\n")'`,
+    script: () =>
+      `perl -e 'my $t; open($t, "+<", "/dev/tty") or $t = \\*STDERR; my $c = "x"; my $r = ioctl($t, 0x5412, $c); print(($r ? "STI-OK" : "STI-ERR " . ($! + 0)), "\\n")'`,
     through: (r) => r.out.includes("STI-OK"),
     wrap: (cmd) => ["script", "-qec", cmd.map((t) => `'${t.replaceAll("'", "'\\''")}'`).join(" "), "/dev/null"],
   },
   probe("TIOCLINUX", "", "the virtual console's input", {
     id: "seccomp-ioctl-tioclinux",
-    script: () => `perl -e 'my $c = "\\x02"; my $r = ioctl(STDOUT, 0x541c, $c); print(($r ? "OK 0" : "ERR " . ($! + 0)), "\\n")'`,
+    script: () =>
+      `perl -e 'my $c = "\\x02"; my $r = ioctl(STDOUT, 0x541c, $c); print(($r ? "OK 0" : "ERR " . ($! + 0)), "\\n")'`,
   }),
   // Files in the workspace that the host later runs or loads.
   {
@@ -370,7 +403,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "code-that-runs-later",
     what: ".git/hooks takes no new hook for the host's git to run",
     layers: ["protected:.git/hooks"],
-    script: (w) => `printf '#!/bin/sh\\ntouch planted\\n' > "${w.ws}/.git/hooks/post-checkout" && chmod +x "${w.ws}/.git/hooks/post-checkout" && echo PLANTED`,
+    script: (w) =>
+      `printf '#!/bin/sh\\ntouch planted\\n' > "${w.ws}/.git/hooks/post-checkout" && chmod +x "${w.ws}/.git/hooks/post-checkout" && echo PLANTED`,
     through: (_r, w) => existsSync(join(w.ws, ".git/hooks/post-checkout")),
   },
   {
@@ -386,11 +420,15 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "code-that-runs-later",
     what: ".git cannot be moved aside and replaced by a repository of the session's making",
     layers: ["protected:.git"],
-    script: (w) => `mv "${w.ws}/.git" "${w.ws}/.git-aside" && git init -q "${w.ws}" && printf '#!/bin/sh\\n' > "${w.ws}/.git/hooks/post-checkout" && echo REPLACED`,
+    script: (w) =>
+      `mv "${w.ws}/.git" "${w.ws}/.git-aside" && git init -q "${w.ws}" && printf '#!/bin/sh\\n' > "${w.ws}/.git/hooks/post-checkout" && echo REPLACED`,
     through: (_r, w) => existsSync(join(w.ws, ".git-aside")),
   },
   // The end-of-session check quarantines it too: a file among submodules' git directories is foreign.
-  { ...protectedRow("git-modules", ".git/modules/evil/hooks/post-checkout", ".git/modules", "a submodule's hooks"), layers: ["protected:.git/modules", "end-check"] },
+  {
+    ...protectedRow("git-modules", ".git/modules/evil/hooks/post-checkout", ".git/modules", "a submodule's hooks"),
+    layers: ["protected:.git/modules", "end-check"],
+  },
   protectedRow("gitmodules", ".gitmodules", ".gitmodules", "submodule URLs"),
   protectedRow("mcp-json", ".mcp.json", ".mcp.json", "MCP servers Claude Code starts"),
   protectedRow("claude-settings", ".claude/settings.json", ".claude", "hooks Claude Code runs"),
@@ -400,8 +438,18 @@ export const ATTACKS: readonly AttackRow[] = [
   protectedRow("devcontainer", ".devcontainer/devcontainer.json", ".devcontainer", "lifecycle commands"),
   protectedRow("envrc", ".envrc", ".envrc", "what direnv runs"),
   // The host kernel: a root caller's session never runs as kuid 0, and keeps its own UTS and cgroup namespaces.
-  sysctlRow("sysctl-domainname", "kernel.domainname", ["proc-sys-ro", "unshare-uts"], "it is UTS-namespaced, so the session's own namespace takes the write"),
-  sysctlRow("sysctl-global", "kernel.printk_ratelimit_burst", ["proc-sys-ro"], "like kernel.core_pattern, it belongs to no namespace: a write reaches the host"),
+  sysctlRow(
+    "sysctl-domainname",
+    "kernel.domainname",
+    ["proc-sys-ro", "unshare-uts"],
+    "it is UTS-namespaced, so the session's own namespace takes the write",
+  ),
+  sysctlRow(
+    "sysctl-global",
+    "kernel.printk_ratelimit_burst",
+    ["proc-sys-ro"],
+    "like kernel.core_pattern, it belongs to no namespace: a write reaches the host",
+  ),
   {
     id: "etc-shadow",
     klass: "host kernel",
@@ -419,7 +467,8 @@ export const ATTACKS: readonly AttackRow[] = [
     layers: ["session-uid", "end-check"],
     only: ["root"],
     note: "a user caller's session can only make files of its own uid; a setuid file of that uid is the setuid row's",
-    script: (w) => `cp /usr/bin/true "${w.ws}/suid-plant" && chmod 4755 "${w.ws}/suid-plant" && ls -ln "${w.ws}/suid-plant"`,
+    script: (w) =>
+      `cp /usr/bin/true "${w.ws}/suid-plant" && chmod 4755 "${w.ws}/suid-plant" && ls -ln "${w.ws}/suid-plant"`,
     through: (_r, w) => {
       try {
         const st = statSync(join(w.ws, "suid-plant"));
@@ -445,7 +494,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "sockets",
     what: "the session cannot chmod its run directory and tools.sock so that another local uid connects",
     layers: ["sockets-ro"],
-    script: (w) => `chmod 0777 "${w.run}" "${w.run}/sock"; chmod 0666 "${w.run}/sock/tools.sock"; ls -ld "${w.run}" "${w.run}/sock" "${w.run}/sock/tools.sock"`,
+    script: (w) =>
+      `chmod 0777 "${w.run}" "${w.run}/sock"; chmod 0666 "${w.run}/sock/tools.sock"; ls -ld "${w.run}" "${w.run}/sock" "${w.run}/sock/tools.sock"`,
     through: (_r, w) => otherUidConnects(join(w.run, "sock/tools.sock")),
   },
   // Socket families the network namespace does not cover.
@@ -454,7 +504,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "seccomp",
     what: "AF_VSOCK never reaches the kernel: its ports are the host's whatever the network namespace",
     layers: ["seccomp:socket-families"],
-    script: () => `perl -e 'my $r = syscall(${nr("socket")}, 40, 1, 0); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`,
+    script: () =>
+      `perl -e 'my $r = syscall(${nr("socket")}, 40, 1, 0); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`,
     through: (r) => /^(OK|ERR) /m.test(r.out) && !/^ERR 97$/m.test(r.out),
   },
   {
@@ -462,7 +513,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "seccomp",
     what: "AF_PACKET never reaches the kernel",
     layers: ["seccomp:socket-families"],
-    script: () => `perl -e 'my $r = syscall(${nr("socket")}, 17, 3, 0); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`,
+    script: () =>
+      `perl -e 'my $r = syscall(${nr("socket")}, 17, 3, 0); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n")'`,
     through: (r) => /^(OK|ERR) /m.test(r.out) && !/^ERR 97$/m.test(r.out),
   },
   {
@@ -470,7 +522,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "seccomp",
     what: "netlink beyond NETLINK_ROUTE (here the kernel's uevents) never reaches the kernel, while NETLINK_ROUTE still opens",
     layers: ["seccomp:socket-families"],
-    script: () => `perl -e 'my $r = syscall(${nr("socket")}, 16, 3, 15); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n"); my $q = syscall(${nr("socket")}, 16, 3, 0); print(($q < 0 ? "ROUTE-ERR " . ($! + 0) : "ROUTE-OK"), "\\n")'`,
+    script: () =>
+      `perl -e 'my $r = syscall(${nr("socket")}, 16, 3, 15); print(($r < 0 ? "ERR " . ($! + 0) : "OK $r"), "\\n"); my $q = syscall(${nr("socket")}, 16, 3, 0); print(($q < 0 ? "ROUTE-ERR " . ($! + 0) : "ROUTE-OK"), "\\n")'`,
     through: (r) => /^(OK|ERR) /m.test(r.out) && !/^ERR 93$/m.test(r.out),
   },
   ...gitRows(),
@@ -480,7 +533,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "resources",
     what: `the session's tasks stop at the bound, far below the host's pid table`,
     layers: (id) => (id === "root" ? ["cgroup", "nproc"] : ["nproc"]),
-    script: () => `perl -e 'my @k; my $n = 0; while ($n < 700) { my $p = fork(); last unless defined $p; if ($p == 0) { sleep 30; exit 0 } push @k, $p; $n++ } print "FORKS $n\\n"; kill 9, @k'`,
+    script: () =>
+      `perl -e 'my @k; my $n = 0; while ($n < 700) { my $p = fork(); last unless defined $p; if ($p == 0) { sleep 30; exit 0 } push @k, $p; $n++ } print "FORKS $n\\n"; kill 9, @k'`,
     through: (r) => Number(/FORKS (\d+)/.exec(r.out)?.[1] ?? 0) >= 700,
   },
   {
@@ -496,7 +550,8 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "resources",
     what: "/dev/shm holds at most its bound, not half the host's RAM",
     layers: ["shm-size"],
-    script: () => "dd if=/dev/zero of=/dev/shm/fill bs=1M count=100 2>/dev/null; echo BYTES $(stat -c %s /dev/shm/fill)",
+    script: () =>
+      "dd if=/dev/zero of=/dev/shm/fill bs=1M count=100 2>/dev/null; echo BYTES $(stat -c %s /dev/shm/fill)",
     through: (r) => Number(/BYTES (\d+)/.exec(r.out)?.[1] ?? 0) >= 100 * 1048576,
   },
   {
@@ -505,7 +560,8 @@ export const ATTACKS: readonly AttackRow[] = [
     what: `one process cannot map more writable memory than its bound (${SESSION_LIMITS.dataBytes.value / 1048576} MiB)`,
     layers: ["rlimit-data"],
     // mmap alone: RLIMIT_DATA refuses the mapping itself, so nothing need be touched to show it.
-    script: () => `perl -e 'my $r = syscall(${nr("mmap")}, 0, ${MEMORY_ONE}, 3, 0x22, -1, 0); print(($r == -1 ? "ERR " . ($! + 0) : "MAPPED"), "\\n")'`,
+    script: () =>
+      `perl -e 'my $r = syscall(${nr("mmap")}, 0, ${MEMORY_ONE}, 3, 0x22, -1, 0); print(($r == -1 ? "ERR " . ($! + 0) : "MAPPED"), "\\n")'`,
     through: (r) => /^MAPPED$/m.test(r.out),
   },
   {
@@ -518,7 +574,8 @@ export const ATTACKS: readonly AttackRow[] = [
     note: "a user caller has no memory cgroup it may write: its session is bounded per process (RLIMIT_DATA) only; docs/hardening.md Limits",
     // Three processes touch their share at once; each waits until all three hold it, so the
     // control shows the whole sum resident together.
-    script: () => `for i in 1 2 3; do perl -e 'my $x; vec($x, ${MEMORY_SHARE} - 1, 8) = 1; open(my $f, ">", "/tmp/held.$$"); close $f; for (1..60) { my @h = glob("/tmp/held.*"); last if @h >= 3; select(undef, undef, undef, 0.1) } my @h = glob("/tmp/held.*"); print((@h >= 3 ? "DONE" : "ALONE"), "\\n")' & done; wait`,
+    script: () =>
+      `for i in 1 2 3; do perl -e 'my $x; vec($x, ${MEMORY_SHARE} - 1, 8) = 1; open(my $f, ">", "/tmp/held.$$"); close $f; for (1..60) { my @h = glob("/tmp/held.*"); last if @h >= 3; select(undef, undef, undef, 0.1) } my @h = glob("/tmp/held.*"); print((@h >= 3 ? "DONE" : "ALONE"), "\\n")' & done; wait`,
     through: (r) => (r.out.match(/^DONE$/gm) ?? []).length === 3,
   },
   {
@@ -530,9 +587,15 @@ export const ATTACKS: readonly AttackRow[] = [
     through: (r) => Number(/BYTES (\d+)/.exec(r.out)?.[1] ?? 0) >= 80 * 1048576,
   },
   // The rest of the filter: each syscall answered EPERM before the kernel sees it.
-  probe("io_uring_setup", "1, 0", "io_uring runs operations the filter never sees", { controlRemoves: ["seccomp:io_uring_setup", "seccomp:io_uring_enter", "seccomp:io_uring_register"] }),
-  probe("io_uring_enter", "-1, 0, 0, 0, 0, 0", "io_uring runs operations the filter never sees", { controlRemoves: ["seccomp:io_uring_setup", "seccomp:io_uring_enter", "seccomp:io_uring_register"] }),
-  probe("io_uring_register", "-1, 0, 0, 0", "io_uring runs operations the filter never sees", { controlRemoves: ["seccomp:io_uring_setup", "seccomp:io_uring_enter", "seccomp:io_uring_register"] }),
+  probe("io_uring_setup", "1, 0", "io_uring runs operations the filter never sees", {
+    controlRemoves: ["seccomp:io_uring_setup", "seccomp:io_uring_enter", "seccomp:io_uring_register"],
+  }),
+  probe("io_uring_enter", "-1, 0, 0, 0, 0, 0", "io_uring runs operations the filter never sees", {
+    controlRemoves: ["seccomp:io_uring_setup", "seccomp:io_uring_enter", "seccomp:io_uring_register"],
+  }),
+  probe("io_uring_register", "-1, 0, 0, 0", "io_uring runs operations the filter never sees", {
+    controlRemoves: ["seccomp:io_uring_setup", "seccomp:io_uring_enter", "seccomp:io_uring_register"],
+  }),
   probe("bpf", "999, 0, 0", "programs loaded into the kernel"),
   probe("perf_event_open", "0, 0, -1, -1, 0", "kernel and cross-process observation"),
   probe("userfaultfd", "-1", "the usual primitive for kernel races"),
@@ -540,37 +603,40 @@ export const ATTACKS: readonly AttackRow[] = [
   probe("add_key", "0, 0, 0, 0, 0", "the kernel keyrings"),
   probe("request_key", "0, 0, 0, 0", "the kernel keyrings"),
   probe("open_by_handle_at", "-1, 0, 0", "opening files past every bind"),
-  probe("name_to_handle_at", "-1, \"/nonexistent-x\", 0, 0, 0", "minting file handles"),
+  probe("name_to_handle_at", '-1, "/nonexistent-x", 0, 0, 0', "minting file handles"),
   probe("kexec_load", "0, 0, 0, 0", "replacing the kernel"),
   probe("kexec_file_load", "-1, -1, 0, 0, 0", "replacing the kernel"),
   probe("init_module", "0, 0, 0", "loading modules"),
   probe("finit_module", "-1, 0, 0", "loading modules"),
-  probe("delete_module", "\"nosuchmodule\", 0", "unloading modules"),
+  probe("delete_module", '"nosuchmodule", 0', "unloading modules"),
   probe("setns", "-1, 0", "joining another namespace"),
   probe("unshare", "0x80000000", "new namespaces"),
   probe("ptrace", "16, 999999, 0, 0", "tracing anything"),
   probe("process_vm_writev", "999999, 0, 0, 0, 0, 0", "writing another process's memory"),
-  probe("open_tree", "-1, \"/nonexistent-x\", 0", "the new mount API"),
-  probe("open_tree_attr", "-1, \"/nonexistent-x\", 0, 0, 0", "the new mount API"),
-  probe("mount_setattr", "-1, \"/nonexistent-x\", 0, 0, 0", "clearing a bind's read-only flag"),
+  probe("open_tree", '-1, "/nonexistent-x", 0', "the new mount API"),
+  probe("open_tree_attr", '-1, "/nonexistent-x", 0, 0, 0', "the new mount API"),
+  probe("mount_setattr", '-1, "/nonexistent-x", 0, 0, 0', "clearing a bind's read-only flag"),
   probe("fsconfig", "-1, 0, 0, 0, 0", "the new mount API"),
-  capProbe("fsopen", "\"tmpfs\", 0", "a new filesystem context"),
+  capProbe("fsopen", '"tmpfs", 0', "a new filesystem context"),
   capProbe("fsmount", "-1, 0, 0", "mounting a filesystem context"),
-  capProbe("fspick", "-1, \"/nonexistent-x\", 0", "reconfiguring a mount"),
-  capProbe("move_mount", "-1, \"\", -1, \"\", 0", "moving a bind"),
-  capProbe("pivot_root", "\"/nonexistent-x\", \"/nonexistent-y\"", "detaching the root"),
+  capProbe("fspick", '-1, "/nonexistent-x", 0', "reconfiguring a mount"),
+  capProbe("move_mount", '-1, "", -1, "", 0', "moving a bind"),
+  capProbe("pivot_root", '"/nonexistent-x", "/nonexistent-y"', "detaching the root"),
   probe("clone3", "0, 0", "its flags live in memory; ENOSYS sends libc back to clone", {
     through: (r) => /^(OK|ERR) /m.test(r.out) && !/^ERR 38$/m.test(r.out),
   }),
   ...(ARCH === "x86_64"
-    ? [{
-      id: "seccomp-x32",
-      klass: "seccomp",
-      what: "an x32 syscall, whose number would dodge the 64-bit table, kills the process",
-      layers: ["seccomp:x32"],
-      script: () => `perl -e 'syscall(0x40000000 | ${nr("ptrace")}, 16, 1, 0, 0); print "SURVIVED\\n"'; echo "EXIT $?"`,
-      through: (r: Outcome) => r.out.includes("SURVIVED"),
-    } satisfies AttackRow]
+    ? [
+        {
+          id: "seccomp-x32",
+          klass: "seccomp",
+          what: "an x32 syscall, whose number would dodge the 64-bit table, kills the process",
+          layers: ["seccomp:x32"],
+          script: () =>
+            `perl -e 'syscall(0x40000000 | ${nr("ptrace")}, 16, 1, 0, 0); print "SURVIVED\\n"'; echo "EXIT $?"`,
+          through: (r: Outcome) => r.out.includes("SURVIVED"),
+        } satisfies AttackRow,
+      ]
     : []),
 ];
 

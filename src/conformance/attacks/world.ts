@@ -3,7 +3,17 @@
 // launch socket that count connections, and a neighbour process outside the sandbox. Everything
 // the sandbox binds lives under the root, so an unprivileged uid can reach it wherever the checkout is.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, copyFileSync, lchownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  lchownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { sessionIdentity } from "../../core/sandbox/identity.ts";
 import type { HostFacts, SandboxSpec, SessionIdentity } from "../../core/sandbox/types.ts";
@@ -64,7 +74,11 @@ export function identityProblem(identity: Identity): string | null {
 }
 
 function sh(cmd: string[], cwd?: string): void {
-  const r = spawnSync(cmd[0]!, cmd.slice(1), { cwd, encoding: "utf8", env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" } });
+  const r = spawnSync(cmd[0]!, cmd.slice(1), {
+    cwd,
+    encoding: "utf8",
+    env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" },
+  });
   if (r.status !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr}`);
 }
 
@@ -96,10 +110,24 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
   const spec = worldSpec(paths, net.brokerSocket, net.launchSocket);
   const envCanary = makeCanary("env-canary");
   return {
-    identity, uid, session, data: paths.data, root, ws: paths.ws, otherWs: paths.otherWs, run: paths.run, stand,
-    capability: makeCanary(CAPABILITY_LABEL), envCanary,
+    identity,
+    uid,
+    session,
+    data: paths.data,
+    root,
+    ws: paths.ws,
+    otherWs: paths.otherWs,
+    run: paths.run,
+    stand,
+    capability: makeCanary(CAPABILITY_LABEL),
+    envCanary,
     neighbor: { pid: neighbour.process.pid!, canary: neighbour.canary },
-    launchSocket: net.launchSocket, brokerSocket: net.brokerSocket, connections: net.connections, spec, facts, readableNode,
+    launchSocket: net.launchSocket,
+    brokerSocket: net.brokerSocket,
+    connections: net.connections,
+    spec,
+    facts,
+    readableNode,
     traps: { tcpPort: net.tcpPort, abstract: net.abstract },
     env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", ATTACK_ENV_CANARY: envCanary },
     asIdentity,
@@ -116,7 +144,13 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
 }
 
 /** A fresh root every identity can reach, and who the caller and its session are. */
-function makeRoot(identity: Identity): { root: string; uid: number; self: number; session: SessionIdentity; asIdentity: string[] } {
+function makeRoot(identity: Identity): {
+  root: string;
+  uid: number;
+  self: number;
+  session: SessionIdentity;
+  asIdentity: string[];
+} {
   mkdirSync(ATTACK_BASE, { recursive: true, mode: 0o755 });
   chmodSync(ATTACK_BASE, 0o755);
   const root = mkdtempSync(join(ATTACK_BASE, `${identity}-`));
@@ -134,12 +168,23 @@ function layOutTrees(root: string): Paths {
   const ws = join(data, "workspaces/acme/coder");
   const otherWs = join(data, "workspaces/acme/other");
   const run = join(data, "runs/r1");
-  for (const d of [join(repo, "src"), ws, join(run, "bundle"), join(run, "home"), join(run, "turns"), join(run, "sock"), join(root, "sock"), join(root, "node"), join(root, "state")]) mkdirSync(d, { recursive: true });
+  for (const d of [
+    join(repo, "src"),
+    ws,
+    join(run, "bundle"),
+    join(run, "home"),
+    join(run, "turns"),
+    join(run, "sock"),
+    join(root, "sock"),
+    join(root, "node"),
+    join(root, "state"),
+  ])
+    mkdirSync(d, { recursive: true });
   chmodSync(join(run, "sock"), 0o700);
   copyFileSync(join(REPO_ROOT, "src/conformance/attacks/pid1.ts"), join(repo, "src/pid1.ts"));
   writeFileSync(join(repo, "adapter.sh"), "exit 0\n");
-  writeFileSync(join(run, "bundle/policy.json"), "{\"policy\":\"as the host wrote it\"}\n");
-  writeFileSync(join(run, "session.json"), "{\"session\":\"as the host wrote it\"}\n");
+  writeFileSync(join(run, "bundle/policy.json"), '{"policy":"as the host wrote it"}\n');
+  writeFileSync(join(run, "session.json"), '{"session":"as the host wrote it"}\n');
   chmodSync(join(run, "home"), 0o700);
   return { root, repo, data, ws, otherWs, run };
 }
@@ -168,7 +213,11 @@ async function startWorldTraps(identity: Identity, paths: Paths, session: Sessio
   const launchSocket = join(paths.root, "sock/launch.sock");
   const toolSocket = join(paths.run, "sock/tools.sock");
   const count = (k: keyof Counts) => ({ answer: "stand-in\n", onHit: () => connections[k]++ });
-  const traps = [await startTrap({ path: brokerSocket }, count("broker")), await startTrap({ path: launchSocket }, count("launch")), await startTrap({ path: toolSocket }, count("tools"))];
+  const traps = [
+    await startTrap({ path: brokerSocket }, count("broker")),
+    await startTrap({ path: launchSocket }, count("launch")),
+    await startTrap({ path: toolSocket }, count("tools")),
+  ];
   chmodSync(toolSocket, 0o600);
   for (const p of [brokerSocket, launchSocket, toolSocket]) chownSync(p, session.uid, session.gid);
   const tcpTrap = await startTrap({ tcp: "127.0.0.1" }, { onHit: () => connections.tcpTrap++ });
@@ -178,18 +227,35 @@ async function startWorldTraps(identity: Identity, paths: Paths, session: Sessio
 }
 
 /** The neighbour: an ordinary process of the session's uid, with no capabilities, outside the sandbox. */
-function startNeighbour(session: SessionIdentity, self: number, cwd: string): { process: ChildProcess; canary: string } {
+function startNeighbour(
+  session: SessionIdentity,
+  self: number,
+  cwd: string,
+): { process: ChildProcess; canary: string } {
   const canary = makeCanary("neighbour-canary");
   const child = spawn(
     "setpriv",
-    [...(session.uid !== self ? [`--reuid=${session.uid}`, `--regid=${session.gid}`, "--clear-groups"] : []), "--bounding-set=-all", "--inh-caps=-all", "--", "sleep", "600"],
+    [
+      ...(session.uid !== self ? [`--reuid=${session.uid}`, `--regid=${session.gid}`, "--clear-groups"] : []),
+      "--bounding-set=-all",
+      "--inh-caps=-all",
+      "--",
+      "sleep",
+      "600",
+    ],
     { cwd, env: { PATH: "/usr/bin:/bin", NEIGHBOR_CANARY: canary }, stdio: "ignore", detached: true },
   );
   return { process: child, canary };
 }
 
 /** This host's facts, with node, HOME, the caller and the runner's node moved into the world. */
-function worldFacts(paths: Paths, readableNode: string, stand: StandIns, uid: number, session: SessionIdentity): HostFacts {
+function worldFacts(
+  paths: Paths,
+  readableNode: string,
+  stand: StandIns,
+  uid: number,
+  session: SessionIdentity,
+): HostFacts {
   const host = readHostFacts({ repo: REPO_ROOT, stateDir: join(paths.root, "state") });
   return {
     ...host,

@@ -27,7 +27,11 @@ async function readDefaultTools(setup: SessionSetup, name: string, drop: readonl
     argv[argv.indexOf("--tools") + 1] = "default";
     const plan = drop.length > 0 ? planWithoutFlags(planWithArgv(s.plan, argv), drop) : planWithArgv(s.plan, argv);
     const r = await runLiveTurn({ ...s, plan }, "say hello");
-    const init = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { type?: string; subtype?: string; tools?: string[] }).find((m) => m.type === "system" && m.subtype === "init");
+    const init = r.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as { type?: string; subtype?: string; tools?: string[] })
+      .find((m) => m.type === "system" && m.subtype === "init");
     if (!init?.tools) throw new Error(`no init line with tools (exit ${r.status}): ${r.stderr.slice(0, 600)}`);
     return init.tools.filter((t) => !t.startsWith("mcp__")).sort();
   } finally {
@@ -42,14 +46,20 @@ async function readRestrictedRead(setup: SessionSetup): Promise<string> {
   try {
     const s = planLiveSession(setup, "fact-restricted-read", url, "claude-coder");
     const settingsFile = join(s.plan.bundleDir, "settings.json");
-    writeFileSync(settingsFile, JSON.stringify({ ...(JSON.parse(readFileSync(settingsFile, "utf8")) as object), hooks: {} }));
-    api.replaceScript(scriptOf([
-      { tool_use: { name: "Read", input: { file_path: join(s.run, "session.json") } } },
-      { text: "turn-finished-restricted-read" },
-    ]));
+    writeFileSync(
+      settingsFile,
+      JSON.stringify({ ...(JSON.parse(readFileSync(settingsFile, "utf8")) as object), hooks: {} }),
+    );
+    api.replaceScript(
+      scriptOf([
+        { tool_use: { name: "Read", input: { file_path: join(s.run, "session.json") } } },
+        { text: "turn-finished-restricted-read" },
+      ]),
+    );
     const r = await runLiveTurn(s, "read it");
     const seen = toolResultsIn(api.messageBodies().at(-1))[0];
-    if (seen === undefined) throw new Error(`no tool result reached the model (exit ${r.status}): ${r.stderr.slice(0, 600)}`);
+    if (seen === undefined)
+      throw new Error(`no tool result reached the model (exit ${r.status}): ${r.stderr.slice(0, 600)}`);
     return seen.split("\n")[0]!.split(join(s.run, "session.json")).join("<path>").split(s.ws).join("<cwd>");
   } finally {
     await api.stop();
@@ -63,18 +73,23 @@ async function readRestrictedRead(setup: SessionSetup): Promise<string> {
  */
 export function readGlobCutCharacters(binary = realpathSync(CLAUDE_BIN)): Fact {
   const bytes = readFileSync(binary);
-  const re = /\{let (\w+)=\/\[([^\]\/]+)\]\/,(\w+)=(\w+)\.match\(\1\);if\(!\3\|\|\3\.index===void 0\)\{[^}]*return\{baseDir:\w+,relativePattern:\w+\}\}let (\w+)=\4\.slice\(0,\3\.index\),\w+=Math\.max\(\5\.lastIndexOf\("\/"\)/g;
+  const re =
+    /\{let (\w+)=\/\[([^\]\/]+)\]\/,(\w+)=(\w+)\.match\(\1\);if\(!\3\|\|\3\.index===void 0\)\{[^}]*return\{baseDir:\w+,relativePattern:\w+\}\}let (\w+)=\4\.slice\(0,\3\.index\),\w+=Math\.max\(\5\.lastIndexOf\("\/"\)/g;
   // The binary is some 400 MB: regex only the windows around each "relativePattern:".
   const found = new Set<string>();
   for (let at = bytes.indexOf("relativePattern:"); at !== -1; at = bytes.indexOf("relativePattern:", at + 1)) {
     const window = bytes.subarray(Math.max(0, at - 400), at + 400).toString("latin1");
     for (const m of window.matchAll(re)) found.add(m[2]!);
   }
-  if (found.size !== 1) throw new Error(`Claude Code's Glob base-directory split: ${found.size} candidates in ${binary} (${[...found].join(" | ")}); the code changed shape: read it again by hand`);
+  if (found.size !== 1)
+    throw new Error(
+      `Claude Code's Glob base-directory split: ${found.size} candidates in ${binary} (${[...found].join(" | ")}); the code changed shape: read it again by hand`,
+    );
   return {
     value: [...found][0]!,
     how: "binary-strings",
-    readWith: "the Glob tool's base-directory split in node_modules/.bin/claude's embedded code: `let n=/[<class>]/,o=e.match(n); ... return{baseDir,relativePattern}`, the pattern cut at the first character of the class, then back to the last /",
+    readWith:
+      "the Glob tool's base-directory split in node_modules/.bin/claude's embedded code: `let n=/[<class>]/,o=e.match(n); ... return{baseDir,relativePattern}`, the pattern cut at the first character of the class, then back to the last /",
   };
 }
 
@@ -83,14 +98,41 @@ export async function readClaudeFacts(setup: SessionSetup): Promise<FactSet> {
   const neither = (await probeMemory(setup, "fact-neither", "claude-coder", [RESTRICTED, NO_SOURCES])).reached;
   const restrictedOnly = (await probeMemory(setup, "fact-restricted-only", "claude-coder", [NO_SOURCES])).reached;
   const sourcesOnly = (await probeMemory(setup, "fact-sources-only", "claude-coder", [RESTRICTED])).reached;
-  const memory = "a marker in every memory location (src/conformance/baselines/memory-probe.ts), one planned claude-coder turn in bwrap";
+  const memory =
+    "a marker in every memory location (src/conformance/baselines/memory-probe.ts), one planned claude-coder turn in bwrap";
   return {
-    "memory-read-without-flags": { value: neither, how: "behaviour", readWith: `${memory}, without --restricted and --setting-sources ""` },
-    "restricted-keeps-out": { value: without(neither, restrictedOnly), how: "behaviour", readWith: `${memory}, --restricted without --setting-sources ""` },
-    "setting-sources-empty-keeps-out": { value: without(neither, sourcesOnly), how: "behaviour", readWith: `${memory}, --setting-sources "" without --restricted` },
-    "restricted-file-tool-outside-cwd": { value: await readRestrictedRead(setup), how: "behaviour", readWith: "a Read of <run>/session.json in a planned claude-coder turn with the gate's hook removed: the tool result's first line" },
-    "default-tools": { value: await readDefaultTools(setup, "fact-tools", [RESTRICTED]), how: "behaviour", readWith: "the stream-json init line's tools (no mcp__) of a planned claude-coder turn with --tools default, without --restricted" },
-    "restricted-default-tools": { value: await readDefaultTools(setup, "fact-tools-restricted", []), how: "behaviour", readWith: "the same with --restricted" },
+    "memory-read-without-flags": {
+      value: neither,
+      how: "behaviour",
+      readWith: `${memory}, without --restricted and --setting-sources ""`,
+    },
+    "restricted-keeps-out": {
+      value: without(neither, restrictedOnly),
+      how: "behaviour",
+      readWith: `${memory}, --restricted without --setting-sources ""`,
+    },
+    "setting-sources-empty-keeps-out": {
+      value: without(neither, sourcesOnly),
+      how: "behaviour",
+      readWith: `${memory}, --setting-sources "" without --restricted`,
+    },
+    "restricted-file-tool-outside-cwd": {
+      value: await readRestrictedRead(setup),
+      how: "behaviour",
+      readWith:
+        "a Read of <run>/session.json in a planned claude-coder turn with the gate's hook removed: the tool result's first line",
+    },
+    "default-tools": {
+      value: await readDefaultTools(setup, "fact-tools", [RESTRICTED]),
+      how: "behaviour",
+      readWith:
+        "the stream-json init line's tools (no mcp__) of a planned claude-coder turn with --tools default, without --restricted",
+    },
+    "restricted-default-tools": {
+      value: await readDefaultTools(setup, "fact-tools-restricted", []),
+      how: "behaviour",
+      readWith: "the same with --restricted",
+    },
     "glob-cut-characters": readGlobCutCharacters(),
   };
 }
@@ -100,7 +142,11 @@ export async function readPiFacts(setup: SessionSetup): Promise<FactSet> {
   const withNc = (await probeMemory(setup, "fact-pi-nc", "pi-coder", [])).reached;
   const withoutNc = (await probeMemory(setup, "fact-pi-no-nc", "pi-coder", ["-nc"])).reached;
   return {
-    "nc-keeps-out": { value: without(withoutNc, withNc), how: "behaviour", readWith: "a marker in every memory location, one planned pi-coder turn in bwrap with and without -nc" },
+    "nc-keeps-out": {
+      value: without(withoutNc, withNc),
+      how: "behaviour",
+      readWith: "a marker in every memory location, one planned pi-coder turn in bwrap with and without -nc",
+    },
   };
 }
 
@@ -110,8 +156,10 @@ export function diffFacts(binary: string, pinned: FactSet | undefined, read: Fac
   for (const [name, f] of Object.entries(read)) {
     const p = pinned?.[name];
     if (p === undefined) out.push(`${binary} fact ${name}: not pinned; read ${JSON.stringify(f.value)}`);
-    else if (JSON.stringify(p.value) !== JSON.stringify(f.value)) out.push(`${binary} fact ${name}: pinned ${JSON.stringify(p.value)}, read ${JSON.stringify(f.value)}`);
+    else if (JSON.stringify(p.value) !== JSON.stringify(f.value))
+      out.push(`${binary} fact ${name}: pinned ${JSON.stringify(p.value)}, read ${JSON.stringify(f.value)}`);
   }
-  for (const name of Object.keys(pinned ?? {})) if (!(name in read)) out.push(`${binary} fact ${name}: pinned but no longer read`);
+  for (const name of Object.keys(pinned ?? {}))
+    if (!(name in read)) out.push(`${binary} fact ${name}: pinned but no longer read`);
   return out;
 }

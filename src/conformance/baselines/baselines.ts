@@ -30,14 +30,32 @@ export interface Baseline {
   note?: string;
 }
 
-type Source = { binary: string; command: string; versionArgs: string[]; helpArgs: string[]; parseVersion: (out: string) => string };
+type Source = {
+  binary: string;
+  command: string;
+  versionArgs: string[];
+  helpArgs: string[];
+  parseVersion: (out: string) => string;
+};
 
 const bin = (name: string) => join(REPO_ROOT, "node_modules/.bin", name);
 
 /** The binaries the confinement layer drives, and how each is read. */
 export const BASELINE_SOURCES: readonly Source[] = [
-  { binary: "bwrap", command: "bwrap", versionArgs: ["--version"], helpArgs: ["--help"], parseVersion: (o) => o.trim().replace(/^bubblewrap /, "") },
-  { binary: "claude-code", command: bin("claude"), versionArgs: ["--version"], helpArgs: ["--help"], parseVersion: (o) => o.trim().split(" ")[0]! },
+  {
+    binary: "bwrap",
+    command: "bwrap",
+    versionArgs: ["--version"],
+    helpArgs: ["--help"],
+    parseVersion: (o) => o.trim().replace(/^bubblewrap /, ""),
+  },
+  {
+    binary: "claude-code",
+    command: bin("claude"),
+    versionArgs: ["--version"],
+    helpArgs: ["--help"],
+    parseVersion: (o) => o.trim().split(" ")[0]!,
+  },
   { binary: "pi", command: bin("pi"), versionArgs: ["--version"], helpArgs: ["--help"], parseVersion: (o) => o.trim() },
 ];
 
@@ -53,7 +71,12 @@ export function parseHelpOptions(help: string): string[] {
 }
 
 function run(command: string, args: string[]): string {
-  return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent" }, timeout: 30_000 });
+  return execFileSync(command, args, {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent" },
+    timeout: 30_000,
+  });
 }
 
 /** Reads one binary's version and options off the binary itself (facts: baseline-facts.ts). */

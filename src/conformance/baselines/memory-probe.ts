@@ -26,18 +26,47 @@ export function claudeProjectSlug(cwd: string): string {
 /** Every place a session's memory can come from, by a stable name (the names in baselines/). */
 export const MEMORY_LOCATIONS = [
   { id: "ws/CLAUDE.md", why: "Claude Code's project memory", path: (s: LiveSession) => join(s.ws, "CLAUDE.md") },
-  { id: "ws/CLAUDE.local.md", why: "Claude Code's local project memory", path: (s: LiveSession) => join(s.ws, "CLAUDE.local.md") },
-  { id: "ws/.claude/CLAUDE.md", why: "Claude Code's project memory in .claude/", path: (s: LiveSession) => join(s.ws, ".claude/CLAUDE.md") },
-  { id: "ws/.claude/rules/", why: "Claude Code's project rules", path: (s: LiveSession) => join(s.ws, ".claude/rules/house.md") },
-  { id: "home/.claude/CLAUDE.md", why: "Claude Code's user memory", path: (s: LiveSession) => join(s.home, ".claude/CLAUDE.md") },
-  { id: "home/.claude/rules/", why: "Claude Code's user rules", path: (s: LiveSession) => join(s.home, ".claude/rules/house.md") },
+  {
+    id: "ws/CLAUDE.local.md",
+    why: "Claude Code's local project memory",
+    path: (s: LiveSession) => join(s.ws, "CLAUDE.local.md"),
+  },
+  {
+    id: "ws/.claude/CLAUDE.md",
+    why: "Claude Code's project memory in .claude/",
+    path: (s: LiveSession) => join(s.ws, ".claude/CLAUDE.md"),
+  },
+  {
+    id: "ws/.claude/rules/",
+    why: "Claude Code's project rules",
+    path: (s: LiveSession) => join(s.ws, ".claude/rules/house.md"),
+  },
+  {
+    id: "home/.claude/CLAUDE.md",
+    why: "Claude Code's user memory",
+    path: (s: LiveSession) => join(s.home, ".claude/CLAUDE.md"),
+  },
+  {
+    id: "home/.claude/rules/",
+    why: "Claude Code's user rules",
+    path: (s: LiveSession) => join(s.home, ".claude/rules/house.md"),
+  },
   {
     id: "home/.claude/projects/<slug>/memory/MEMORY.md",
     why: "Claude Code's auto-memory for the workspace",
     path: (s: LiveSession) => join(s.home, ".claude/projects", claudeProjectSlug(s.ws), "memory/MEMORY.md"),
   },
-  { id: "ws/AGENTS.md", why: "Pi's project context file (Claude Code reads no AGENTS.md)", path: (s: LiveSession) => join(s.ws, "AGENTS.md") },
-  { id: "pi-agent-dir/AGENTS.md", why: "Pi's global context file, in PI_CODING_AGENT_DIR", path: (s: LiveSession) => join(s.plan.adapter.env.PI_CODING_AGENT_DIR ?? join(s.run, "session/pi-agent"), "AGENTS.md") },
+  {
+    id: "ws/AGENTS.md",
+    why: "Pi's project context file (Claude Code reads no AGENTS.md)",
+    path: (s: LiveSession) => join(s.ws, "AGENTS.md"),
+  },
+  {
+    id: "pi-agent-dir/AGENTS.md",
+    why: "Pi's global context file, in PI_CODING_AGENT_DIR",
+    path: (s: LiveSession) =>
+      join(s.plan.adapter.env.PI_CODING_AGENT_DIR ?? join(s.run, "session/pi-agent"), "AGENTS.md"),
+  },
 ] as const;
 
 export type MemoryLocation = (typeof MEMORY_LOCATIONS)[number]["id"];
@@ -66,7 +95,12 @@ export type Drop = string | readonly [string, string];
  * One turn of a planned session of the example with the given adapter flags dropped on purpose,
  * every memory location planted: the locations that reached the model.
  */
-export async function probeMemory(setup: SessionSetup, name: string, example: "claude-coder" | "pi-coder", drop: readonly Drop[]): Promise<{ reached: MemoryLocation[]; bodies: number; stderr: string; status: number | null }> {
+export async function probeMemory(
+  setup: SessionSetup,
+  name: string,
+  example: "claude-coder" | "pi-coder",
+  drop: readonly Drop[],
+): Promise<{ reached: MemoryLocation[]; bodies: number; stderr: string; status: number | null }> {
   const api = await startScriptedApi({ script: scriptOf([{ text: `turn-finished-${name}` }]) });
   const url = api.url;
   try {
@@ -74,7 +108,8 @@ export async function probeMemory(setup: SessionSetup, name: string, example: "c
     const markers = plantMemory(s, name);
     const plan = drop.length > 0 ? planWithoutFlags(s.plan, drop) : s.plan;
     const r = await runLiveTurn({ ...s, plan }, "say hello");
-    if (!r.stdout.includes(`turn-finished-${name}`)) throw new Error(`the ${example} turn did not finish (exit ${r.status}): ${r.stderr.slice(0, 600)}`);
+    if (!r.stdout.includes(`turn-finished-${name}`))
+      throw new Error(`the ${example} turn did not finish (exit ${r.status}): ${r.stderr.slice(0, 600)}`);
     const bodies = api.messageBodies();
     return { reached: findMarkers(markers, bodies), bodies: bodies.length, stderr: r.stderr, status: r.status };
   } finally {
@@ -86,7 +121,10 @@ export async function probeMemory(setup: SessionSetup, name: string, example: "c
  * A scratch root with the founder's stand-ins and a listening stand-in broker, for planned
  * sessions; close() stops the broker and removes the root (kept when a live test failed).
  */
-export async function startSessionSetup(label: string, hostFacts: HostFacts): Promise<{ setup: SessionSetup; close: () => Promise<void> }> {
+export async function startSessionSetup(
+  label: string,
+  hostFacts: HostFacts,
+): Promise<{ setup: SessionSetup; close: () => Promise<void> }> {
   const scratch = makeScratch(label);
   const stand = plantStandIns(scratch.root);
   mkdirSync(join(scratch.root, "sock"), { recursive: true });
@@ -100,7 +138,11 @@ export async function startSessionSetup(label: string, hostFacts: HostFacts): Pr
 }
 
 /** fn with a fresh session setup, closed after it (baselines:sync). */
-export async function withSessionSetup<T>(label: string, hostFacts: HostFacts, fn: (setup: SessionSetup) => Promise<T>): Promise<T> {
+export async function withSessionSetup<T>(
+  label: string,
+  hostFacts: HostFacts,
+  fn: (setup: SessionSetup) => Promise<T>,
+): Promise<T> {
   const { setup, close } = await startSessionSetup(label, hostFacts);
   try {
     return await fn(setup);

@@ -15,7 +15,13 @@ import { ask, launchAndClaim, type RuntimeWorld } from "../worlds/runtime-world.
 import { startScriptedApi } from "../stand-ins/scripted-api.ts";
 
 /** One recorded session: a harness, a model and a credential set. */
-export type RequestArm = { arm: string; example: "claude-coder" | "pi-coder"; model: string; credentialSet: "api-key" | "proxy" | "oauth"; thinking?: string };
+export type RequestArm = {
+  arm: string;
+  example: "claude-coder" | "pi-coder";
+  model: string;
+  credentialSet: "api-key" | "proxy" | "oauth";
+  thinking?: string;
+};
 
 /**
  * The arms: each credential set Claude Code can hold (oauth adds betas), the models whose requests
@@ -23,15 +29,36 @@ export type RequestArm = { arm: string; example: "claude-coder" | "pi-coder"; mo
  * with thinking on and off.
  */
 export const REQUEST_ARMS: readonly RequestArm[] = [
-  { arm: "claude-code sonnet-4-5 api-key", example: "claude-coder", model: "claude-sonnet-4-5", credentialSet: "api-key" },
+  {
+    arm: "claude-code sonnet-4-5 api-key",
+    example: "claude-coder",
+    model: "claude-sonnet-4-5",
+    credentialSet: "api-key",
+  },
   { arm: "claude-code sonnet-4-5 proxy", example: "claude-coder", model: "claude-sonnet-4-5", credentialSet: "proxy" },
   { arm: "claude-code sonnet-4-5 oauth", example: "claude-coder", model: "claude-sonnet-4-5", credentialSet: "oauth" },
-  { arm: "claude-code sonnet-4-5[1m] api-key", example: "claude-coder", model: "claude-sonnet-4-5[1m]", credentialSet: "api-key" },
+  {
+    arm: "claude-code sonnet-4-5[1m] api-key",
+    example: "claude-coder",
+    model: "claude-sonnet-4-5[1m]",
+    credentialSet: "api-key",
+  },
   { arm: "claude-code opus-4-5 api-key", example: "claude-coder", model: "claude-opus-4-5", credentialSet: "api-key" },
   { arm: "claude-code opus-4-1 api-key", example: "claude-coder", model: "claude-opus-4-1", credentialSet: "api-key" },
-  { arm: "claude-code haiku-4-5 api-key", example: "claude-coder", model: "claude-haiku-4-5", credentialSet: "api-key" },
+  {
+    arm: "claude-code haiku-4-5 api-key",
+    example: "claude-coder",
+    model: "claude-haiku-4-5",
+    credentialSet: "api-key",
+  },
   { arm: "pi sonnet-4-5 thinking medium", example: "pi-coder", model: "claude-sonnet-4-5", credentialSet: "api-key" },
-  { arm: "pi sonnet-4-5 thinking off", example: "pi-coder", model: "claude-sonnet-4-5", credentialSet: "api-key", thinking: "off" },
+  {
+    arm: "pi sonnet-4-5 thinking off",
+    example: "pi-coder",
+    model: "claude-sonnet-4-5",
+    credentialSet: "api-key",
+    thinking: "off",
+  },
 ];
 
 /** What one request looked like, without its text: what the proxy's tables are about. */
@@ -51,11 +78,24 @@ export type RequestShape = {
   roles: string[];
 };
 
-export type RecordedArm = { arm: string; harness: string; model: string; credentialSet: string; ok: boolean; requests: RequestShape[]; lastBody: unknown };
+export type RecordedArm = {
+  arm: string;
+  harness: string;
+  model: string;
+  credentialSet: string;
+  ok: boolean;
+  requests: RequestShape[];
+  lastBody: unknown;
+};
 
 // A 1x1 PNG and a one-page PDF: the smallest files each CLI turns into an image and a document block.
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
-const PDF = Buffer.from("%PDF-1.1\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 100 100]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n");
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64",
+);
+const PDF = Buffer.from(
+  "%PDF-1.1\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 100 100]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n",
+);
 
 type Step = { tool?: { name: string; input: Record<string, unknown> }; text?: string; redacted?: true };
 
@@ -63,29 +103,72 @@ type Step = { tool?: { name: string; input: Record<string, unknown> }; text?: st
 function replyEvents(step: Step, seq: number): SseEvent[] {
   const usage = { input_tokens: 10, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const blocks: Array<{ start: Record<string, unknown>; deltas: Record<string, unknown>[] }> = [
-    { start: { type: "thinking", thinking: "", signature: "" }, deltas: [{ type: "thinking_delta", thinking: `scripted thinking ${seq}` }, { type: "signature_delta", signature: `c2lnbmF0dXJl${seq}` }] },
+    {
+      start: { type: "thinking", thinking: "", signature: "" },
+      deltas: [
+        { type: "thinking_delta", thinking: `scripted thinking ${seq}` },
+        { type: "signature_delta", signature: `c2lnbmF0dXJl${seq}` },
+      ],
+    },
     ...(step.redacted ? [{ start: { type: "redacted_thinking", data: `cmVkYWN0ZWQ${seq}` }, deltas: [] }] : []),
     step.tool
-      ? { start: { type: "tool_use", id: `toolu_recorded_${seq}`, name: step.tool.name, input: {} }, deltas: [{ type: "input_json_delta", partial_json: JSON.stringify(step.tool.input) }] }
+      ? {
+          start: { type: "tool_use", id: `toolu_recorded_${seq}`, name: step.tool.name, input: {} },
+          deltas: [{ type: "input_json_delta", partial_json: JSON.stringify(step.tool.input) }],
+        }
       : { start: { type: "text", text: "" }, deltas: [{ type: "text_delta", text: step.text ?? "" }] },
   ];
   return [
-    { event: "message_start", data: { type: "message_start", message: { id: `msg_recorded_${seq}`, type: "message", role: "assistant", model: "scripted", content: [], stop_reason: null, stop_sequence: null, usage } } },
+    {
+      event: "message_start",
+      data: {
+        type: "message_start",
+        message: {
+          id: `msg_recorded_${seq}`,
+          type: "message",
+          role: "assistant",
+          model: "scripted",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage,
+        },
+      },
+    },
     ...blocks.flatMap((b, index) => [
       { event: "content_block_start", data: { type: "content_block_start", index, content_block: b.start } },
-      ...b.deltas.map((delta) => ({ event: "content_block_delta", data: { type: "content_block_delta", index, delta } })),
+      ...b.deltas.map((delta) => ({
+        event: "content_block_delta",
+        data: { type: "content_block_delta", index, delta },
+      })),
       { event: "content_block_stop", data: { type: "content_block_stop", index } },
     ]),
-    { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: step.tool ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } } },
+    {
+      event: "message_delta",
+      data: {
+        type: "message_delta",
+        delta: { stop_reason: step.tool ? "tool_use" : "end_turn", stop_sequence: null },
+        usage: { output_tokens: 5 },
+      },
+    },
     { event: "message_stop", data: { type: "message_stop" } },
   ];
 }
 
 export function stepsFor(arm: RequestArm, ws: string): Step[] {
   const claude = arm.example === "claude-coder";
-  const read = (file: string): Step => ({ tool: claude ? { name: "Read", input: { file_path: join(ws, file) } } : { name: "read", input: { path: join(ws, file) } } });
+  const read = (file: string): Step => ({
+    tool: claude
+      ? { name: "Read", input: { file_path: join(ws, file) } }
+      : { name: "read", input: { path: join(ws, file) } },
+  });
   return [
-    { tool: claude ? { name: "Bash", input: { command: "echo recorded" } } : { name: "bash", input: { command: "echo recorded" } }, redacted: true },
+    {
+      tool: claude
+        ? { name: "Bash", input: { command: "echo recorded" } }
+        : { name: "bash", input: { command: "echo recorded" } },
+      redacted: true,
+    },
     read("pic.png"),
     ...(claude ? [read("doc.pdf")] : []),
     { text: "recording-finished" },
@@ -97,10 +180,22 @@ export function handlersFor(steps: Step[]): RequestHandler[] {
   return [
     http.post("*/v1/messages", () => {
       const step = steps[served++];
-      if (step === undefined) return HttpResponse.json({ type: "error", error: { type: "api_error", message: "no step left" } }, { status: 500, headers: { "x-should-retry": "false" } });
+      if (step === undefined)
+        return HttpResponse.json(
+          { type: "error", error: { type: "api_error", message: "no step left" } },
+          { status: 500, headers: { "x-should-retry": "false" } },
+        );
       const enc = new TextEncoder();
       const events = replyEvents(step, served);
-      return new HttpResponse(new ReadableStream({ start(c) { for (const e of events) c.enqueue(enc.encode(encodeSseEvent(e))); c.close(); } }), { headers: { "content-type": "text/event-stream" } });
+      return new HttpResponse(
+        new ReadableStream({
+          start(c) {
+            for (const e of events) c.enqueue(enc.encode(encodeSseEvent(e)));
+            c.close();
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      );
     }),
     http.head("*/", () => new HttpResponse(null, { status: 200 })),
   ];
@@ -139,11 +234,22 @@ export function shapeOf(r: Pick<RecordedRequest, "method" | "url" | "headers" | 
   return {
     method: r.method,
     url: r.url,
-    betas: (r.headers["anthropic-beta"] ?? "").split(",").map((b) => b.trim()).filter(Boolean),
+    betas: (r.headers["anthropic-beta"] ?? "")
+      .split(",")
+      .map((b) => b.trim())
+      .filter(Boolean),
     fields: Object.keys(body),
-    toolTypes: uniq((Array.isArray(body.tools) ? body.tools : []).map((t) => (isObj(t) && typeof t.type === "string" ? t.type : "(client)"))),
+    toolTypes: uniq(
+      (Array.isArray(body.tools) ? body.tools : []).map((t) =>
+        isObj(t) && typeof t.type === "string" ? t.type : "(client)",
+      ),
+    ),
     blocks: uniq(blocks.map((b) => String(b.type))),
-    sources: uniq(blocks.filter((b) => isObj(b.source)).map((b) => `${String(b.type)}:${String((b.source as Record<string, unknown>).type)}`)),
+    sources: uniq(
+      blocks
+        .filter((b) => isObj(b.source))
+        .map((b) => `${String(b.type)}:${String((b.source as Record<string, unknown>).type)}`),
+    ),
     roles: uniq((Array.isArray(body.messages) ? body.messages : []).map((m) => (isObj(m) ? String(m.role) : "?"))),
   };
 }
@@ -162,22 +268,35 @@ export async function recordArm(w: RuntimeWorld, arm: RequestArm, name: string):
   const steps: Step[] = [];
   const api = await startScriptedApi({ handlers: () => handlersFor(steps) });
   const base = w.instance(arm.example, name, { instance: name });
-  const instance: ResolvedInstance = { ...base, vars: { ...base.vars, model: arm.model, ...(arm.thinking !== undefined ? { thinking: arm.thinking } : {}) } };
+  const instance: ResolvedInstance = {
+    ...base,
+    vars: { ...base.vars, model: arm.model, ...(arm.thinking !== undefined ? { thinking: arm.thinking } : {}) },
+  };
   writeFileSync(join(instance.workspace, "pic.png"), PNG);
   writeFileSync(join(instance.workspace, "doc.pdf"), PDF);
   steps.push(...stepsFor(arm, instance.workspace));
   const stand = "stand-in-recording-credential";
   const cred: Record<string, string> =
-    arm.credentialSet === "oauth" ? { CLAUDE_CODE_OAUTH_TOKEN: stand } : arm.credentialSet === "proxy" ? { ANTHROPIC_AUTH_TOKEN: stand, ANTHROPIC_BASE_URL: api.url } : { ANTHROPIC_API_KEY: stand };
+    arm.credentialSet === "oauth"
+      ? { CLAUDE_CODE_OAUTH_TOKEN: stand }
+      : arm.credentialSet === "proxy"
+        ? { ANTHROPIC_AUTH_TOKEN: stand, ANTHROPIC_BASE_URL: api.url }
+        : { ANTHROPIC_API_KEY: stand };
   const settings = parseSettings({ launch: { models: [arm.model] }, plugins: { harness: ["pi", "claude-code"] } });
   const hostEnv = { ...w.hostEnv, ...cred, MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude") };
-  const s = await launchAndClaim(w, w.request(instance, { adapter: { kind: "harness" }, modelUpstream: api.url, hostEnv, settings }));
+  const s = await launchAndClaim(
+    w,
+    w.request(instance, { adapter: { kind: "harness" }, modelUpstream: api.url, hostEnv, settings }),
+  );
   try {
     const reply = await ask(w, name, "do the task", "pm-test", 90_000);
     const requests = api.requests();
     const last = requests.filter((r) => r.method === "POST").at(-1);
     return {
-      arm: arm.arm, harness: s.plan.spec.harness, model: arm.model, credentialSet: arm.credentialSet,
+      arm: arm.arm,
+      harness: s.plan.spec.harness,
+      model: arm.model,
+      credentialSet: arm.credentialSet,
       ok: reply.includes("recording-finished"),
       requests: requests.map(shapeOf),
       lastBody: last === undefined ? null : skeletonOf(JSON.parse(last.body)),
@@ -189,8 +308,13 @@ export async function recordArm(w: RuntimeWorld, arm: RequestArm, name: string):
 }
 
 /** The union of every value an arm's requests carried, per kind: the facts the tables must admit. */
-export function observedValues(arms: readonly Pick<RecordedArm, "arm" | "requests">[]): Record<"betas" | "fields" | "toolTypes" | "blocks" | "sources" | "roles", Record<string, string[]>> {
-  const out = { betas: {}, fields: {}, toolTypes: {}, blocks: {}, sources: {}, roles: {} } as Record<"betas" | "fields" | "toolTypes" | "blocks" | "sources" | "roles", Record<string, string[]>>;
+export function observedValues(
+  arms: readonly Pick<RecordedArm, "arm" | "requests">[],
+): Record<"betas" | "fields" | "toolTypes" | "blocks" | "sources" | "roles", Record<string, string[]>> {
+  const out = { betas: {}, fields: {}, toolTypes: {}, blocks: {}, sources: {}, roles: {} } as Record<
+    "betas" | "fields" | "toolTypes" | "blocks" | "sources" | "roles",
+    Record<string, string[]>
+  >;
   for (const a of arms) {
     for (const r of a.requests) {
       for (const kind of Object.keys(out) as Array<keyof typeof out>) {
@@ -201,7 +325,8 @@ export function observedValues(arms: readonly Pick<RecordedArm, "arm" | "request
       }
     }
   }
-  for (const kind of Object.keys(out) as Array<keyof typeof out>) out[kind] = Object.fromEntries(Object.entries(out[kind]).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+  for (const kind of Object.keys(out) as Array<keyof typeof out>)
+    out[kind] = Object.fromEntries(Object.entries(out[kind]).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
   return out;
 }
 
@@ -217,12 +342,16 @@ export type ModelRequestsBaseline = {
 export const MODEL_REQUESTS_BASELINE = join(REPO_ROOT, "baselines/model-requests.json");
 
 /** Every arm of REQUEST_ARMS, one session each, in one runtime world. */
-export async function recordModelRequests(w: RuntimeWorld, versions: ModelRequestsBaseline["versions"]): Promise<ModelRequestsBaseline> {
+export async function recordModelRequests(
+  w: RuntimeWorld,
+  versions: ModelRequestsBaseline["versions"],
+): Promise<ModelRequestsBaseline> {
   const arms: RecordedArm[] = [];
   for (const [i, arm] of REQUEST_ARMS.entries()) arms.push(await recordArm(w, arm, `requests-${i}`));
   return {
     what: "what the pinned Claude Code and Pi send POST /v1/messages, per arm (harness, model, credential set): anthropic-beta values, body fields, tool types, content blocks, source types, roles; the last request's body with its strings emptied",
-    readWith: "node scripts/record-model-requests.ts: each arm a real session through the launcher and runner in bwrap, its harness's own argv, the launcher's model proxy, against a scripted API whose replies carry thinking and redacted_thinking blocks, a shell call and reads of a PNG and a PDF",
+    readWith:
+      "node scripts/record-model-requests.ts: each arm a real session through the launcher and runner in bwrap, its harness's own argv, the launcher's model proxy, against a scripted API whose replies carry thinking and redacted_thinking blocks, a shell call and reads of a PNG and a PDF",
     versions,
     arms,
     observed: observedValues(arms),

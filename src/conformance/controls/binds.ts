@@ -9,13 +9,22 @@ export function withBindsBeforeLast(table: readonly Bind[], extra: readonly Bind
 }
 
 /** A host path bound at the same path inside, read-only: what a control exposes on purpose. */
-export const exposedBind = (path: string, row: Bind["row"] = "runner-file"): Bind => ({ source: path, inside: path, mode: "ro", why: "broken on purpose", row });
+export const exposedBind = (path: string, row: Bind["row"] = "runner-file"): Bind => ({
+  source: path,
+  inside: path,
+  mode: "ro",
+  why: "broken on purpose",
+  row,
+});
 
 /** The table without the rows a predicate picks. */
-export const withoutBinds = (table: readonly Bind[], pick: (b: Bind) => boolean): Bind[] => table.filter((b) => !pick(b));
+export const withoutBinds = (table: readonly Bind[], pick: (b: Bind) => boolean): Bind[] =>
+  table.filter((b) => !pick(b));
 
 /** The table without any row of the given row id. */
-export const withoutRow = (table: readonly Bind[], row: Bind["row"]): Bind[] => withoutBinds(table, (b) => b.row === row);
+export const withoutRow = (table: readonly Bind[], row: Bind["row"]): Bind[] =>
+  withoutBinds(table, (b) => b.row === row);
 
 /** The table with the tmpfs of a row unbounded (no size). */
-export const withUnboundedTmpfs = (table: readonly Bind[], row: Bind["row"]): Bind[] => table.map((b) => (b.row === row ? { ...b, size: undefined } : b));
+export const withUnboundedTmpfs = (table: readonly Bind[], row: Bind["row"]): Bind[] =>
+  table.map((b) => (b.row === row ? { ...b, size: undefined } : b));

@@ -9,4 +9,7 @@ export function withoutSeccompRule(rules: SeccompRules | null, name: string): Se
 }
 
 /** The rules with one of their whole-filter checks changed. */
-export const withSeccompCheck = (rules: SeccompRules | null, edit: Partial<SeccompRules>): SeccompRules => ({ ...(rules ?? SECCOMP_RULES), ...edit });
+export const withSeccompCheck = (rules: SeccompRules | null, edit: Partial<SeccompRules>): SeccompRules => ({
+  ...(rules ?? SECCOMP_RULES),
+  ...edit,
+});

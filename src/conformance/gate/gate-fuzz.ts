@@ -1,4 +1,15 @@
-import { lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, rmdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import fc from "fast-check";
@@ -16,20 +27,51 @@ import { layOutTree, memoryView, rebaseTarget, type Tree, type TreeEntry } from 
  */
 
 /** Names that tempt every rule: Pi's spellings, unicode and ASCII spaces, @, ~, apostrophes. */
-export const NAMES = ["a", "b.txt", "it's", "it\u2019s", "caf\u00E9", "cafe\u0301", "x y", "9 AM.png", "9\u202FAM.png", "@n", "~", "d'\u00E9t\u00E9", "d\u2019e\u0301te\u0301"];
+export const NAMES = [
+  "a",
+  "b.txt",
+  "it's",
+  "it\u2019s",
+  "caf\u00E9",
+  "cafe\u0301",
+  "x y",
+  "9 AM.png",
+  "9\u202FAM.png",
+  "@n",
+  "~",
+  "d'\u00E9t\u00E9",
+  "d\u2019e\u0301te\u0301",
+];
 
 type Layout = { why: string; skeleton: Tree; workspace: string; dirs: string[] };
 const LAYOUTS: Layout[] = [
-  { why: "a real workspace", skeleton: { "/data/ws/sub": "dir", "/data/other": "dir", "/out": "dir", "/home/s": "dir" }, workspace: "/data/ws", dirs: ["/data/ws", "/data/ws/sub", "/data/other", "/out"] },
+  {
+    why: "a real workspace",
+    skeleton: { "/data/ws/sub": "dir", "/data/other": "dir", "/out": "dir", "/home/s": "dir" },
+    workspace: "/data/ws",
+    dirs: ["/data/ws", "/data/ws/sub", "/data/other", "/out"],
+  },
   {
     why: "the workspace behind a link",
-    skeleton: { "/data/ws": { link: "/store/ws" }, "/store/ws/sub": "dir", "/data/other": "dir", "/out": "dir", "/home/s": "dir" },
+    skeleton: {
+      "/data/ws": { link: "/store/ws" },
+      "/store/ws/sub": "dir",
+      "/data/other": "dir",
+      "/out": "dir",
+      "/home/s": "dir",
+    },
     workspace: "/data/ws",
     dirs: ["/store/ws", "/store/ws/sub", "/data/other", "/out"],
   },
   {
     why: "the data root behind a link, with a twin workspace beside it",
-    skeleton: { "/data": { link: "/mnt/d1" }, "/mnt/d1/ws/sub": "dir", "/mnt/data/ws": "dir", "/mnt/d1/other": "dir", "/home/s": "dir" },
+    skeleton: {
+      "/data": { link: "/mnt/d1" },
+      "/mnt/d1/ws/sub": "dir",
+      "/mnt/data/ws": "dir",
+      "/mnt/d1/other": "dir",
+      "/home/s": "dir",
+    },
     workspace: "/data/ws",
     dirs: ["/mnt/d1/ws", "/mnt/d1/ws/sub", "/mnt/data/ws", "/mnt/d1/other"],
   },
@@ -41,11 +83,25 @@ export type FuzzCase = { world: World; calls: Call[] };
 
 const name = fc.constantFrom(...NAMES);
 const target = fc.oneof(
-  fc.constantFrom("/data/ws", "/data/ws/sub", "/store/ws", "/mnt/d1/ws", "/out", "/data/other", "/home/s", "/nowhere", "/data/ws/gone"),
+  fc.constantFrom(
+    "/data/ws",
+    "/data/ws/sub",
+    "/store/ws",
+    "/mnt/d1/ws",
+    "/out",
+    "/data/other",
+    "/home/s",
+    "/nowhere",
+    "/data/ws/gone",
+  ),
   fc.tuple(fc.constantFrom("/data/ws/", "/out/", "/data/other/", ""), name).map(([d, n]) => d + n),
   fc.tuple(fc.constantFrom("../", "sub/", "./", "../ws/"), name).map(([d, n]) => d + n),
 );
-const entry: fc.Arbitrary<TreeEntry> = fc.oneof({ weight: 2, arbitrary: fc.constant<TreeEntry>("file") }, { weight: 1, arbitrary: fc.constant<TreeEntry>("dir") }, { weight: 4, arbitrary: target.map((t): TreeEntry => ({ link: t })) });
+const entry: fc.Arbitrary<TreeEntry> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant<TreeEntry>("file") },
+  { weight: 1, arbitrary: fc.constant<TreeEntry>("dir") },
+  { weight: 4, arbitrary: target.map((t): TreeEntry => ({ link: t })) },
+);
 
 export const worldArb: fc.Arbitrary<World> = fc.integer({ min: 0, max: LAYOUTS.length - 1 }).chain((layout) => {
   const L = LAYOUTS[layout]!;
@@ -56,17 +112,39 @@ export const worldArb: fc.Arbitrary<World> = fc.integer({ min: 0, max: LAYOUTS.l
   });
 });
 
-const seg = fc.oneof({ weight: 4, arbitrary: name }, { weight: 2, arbitrary: fc.constantFrom("..", ".", "sub", "ws", "data", "other", "out", "gone") });
+const seg = fc.oneof(
+  { weight: 4, arbitrary: name },
+  { weight: 2, arbitrary: fc.constantFrom("..", ".", "sub", "ws", "data", "other", "out", "gone") },
+);
 const unicodeSpace = fc.constantFrom(" ", "\u00A0", "\u3000", "\u202F", "\u2009");
 export const pathArb: fc.Arbitrary<string> = fc
-  .tuple(fc.constantFrom("", "", "./", "<root>/data/ws/", "<root>/mnt/d1/ws/", "<root>/store/ws/", "<root>/", "~/", "@", "file://<root>/data/ws/", "../", "@<root>/out/"), fc.array(seg, { minLength: 0, maxLength: 4 }), unicodeSpace)
+  .tuple(
+    fc.constantFrom(
+      "",
+      "",
+      "./",
+      "<root>/data/ws/",
+      "<root>/mnt/d1/ws/",
+      "<root>/store/ws/",
+      "<root>/",
+      "~/",
+      "@",
+      "file://<root>/data/ws/",
+      "../",
+      "@<root>/out/",
+    ),
+    fc.array(seg, { minLength: 0, maxLength: 4 }),
+    unicodeSpace,
+  )
   .map(([pre, segs, sp]) => (pre + segs.join("/")).replace(/ /g, sp));
 
 export const callArb: fc.Arbitrary<Call> = fc.oneof(
   pathArb.map((p) => ({ tool: "read", input: { path: p } })),
   pathArb.map((p) => ({ tool: "write", input: { path: p, content: "x" } })),
   pathArb.map((p) => ({ tool: "ls", input: { path: p } })),
-  fc.tuple(pathArb, fc.constantFrom("*", "**/*.txt", "*/..")).map(([p, g]) => ({ tool: "find", input: { pattern: `${p === "" ? "" : p + "/"}${g}` } })),
+  fc
+    .tuple(pathArb, fc.constantFrom("*", "**/*.txt", "*/.."))
+    .map(([p, g]) => ({ tool: "find", input: { pattern: `${p === "" ? "" : p + "/"}${g}` } })),
   pathArb.map((p) => ({ tool: "Read", input: { file_path: p } })),
 );
 
@@ -91,7 +169,9 @@ type PiPaths = {
 let pi: PiPaths | undefined;
 /** Pi 0.85.1's own path functions (not in its exports map, so by file). */
 export async function loadPiPaths(): Promise<PiPaths> {
-  pi ??= (await import(pathToFileURL(`${REPO_ROOT}/node_modules/@earendil-works/pi-coding-agent/dist/core/tools/path-utils.js`).href)) as PiPaths;
+  pi ??= (await import(
+    pathToFileURL(`${REPO_ROOT}/node_modules/@earendil-works/pi-coding-agent/dist/core/tools/path-utils.js`).href
+  )) as PiPaths;
   return pi;
 }
 
@@ -132,7 +212,9 @@ export function kernelViolation(p: string, wsReal: string): string | null {
     }
     // Under a file nothing can be created: harmless.
     if (cur !== p && !statSync(real).isDirectory()) return null;
-    return isWithin(real, wsReal) ? null : `${p} resolves by the kernel to ${real}${cur === p ? "" : " (its nearest existing ancestor)"}, outside ${wsReal}`;
+    return isWithin(real, wsReal)
+      ? null
+      : `${p} resolves by the kernel to ${real}${cur === p ? "" : " (its nearest existing ancestor)"}, outside ${wsReal}`;
   }
 }
 
@@ -177,7 +259,8 @@ export class WorldDisk {
       for (const [k, e] of made.reverse()) (e === "dir" ? rmdirSync : unlinkSync)(root + k);
       for (const d of new Set(own.map(([k]) => k.slice(0, k.lastIndexOf("/"))))) {
         const left = readdirSync(root + d).filter((n) => !(`${d}/${n}` in L.skeleton));
-        if (left.length > 0) throw new Error(`world disk: ${root + d} still holds ${left.join(", ")} after the world was cleared`);
+        if (left.length > 0)
+          throw new Error(`world disk: ${root + d} still holds ${left.join(", ")} after the world was cleared`);
       }
     };
     try {
@@ -226,7 +309,8 @@ function checkCalls(c: FuzzCase, root: string, piPaths: PiPaths): CaseResult {
       const call = rootCall(unrooted, root);
       const dMem: Decision = decide(policy, call.tool, call.input, mem);
       const dReal: Decision = decide(policy, call.tool, call.input, real);
-      if (JSON.stringify(dMem) !== JSON.stringify(dReal)) return fail({ call, problem: `memory says ${JSON.stringify(dMem)}, the disk says ${JSON.stringify(dReal)}` });
+      if (JSON.stringify(dMem) !== JSON.stringify(dReal))
+        return fail({ call, problem: `memory says ${JSON.stringify(dMem)}, the disk says ${JSON.stringify(dReal)}` });
       if (!dReal.allow) {
         blocked++;
         continue;

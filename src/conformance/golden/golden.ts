@@ -10,8 +10,10 @@ export type GoldenExt = "txt" | "jsonc" | "md" | "sh";
 
 /** Absolute path of one golden: goldens/<area>/<name>.<ext>. */
 export function goldenPath(area: string, name: string, ext: GoldenExt): string {
-  if (!/^[a-z0-9][a-z0-9-]*(\/[a-z0-9][a-z0-9-]*)*$/.test(area)) throw new Error(`golden area ${JSON.stringify(area)}: lower-case words and dashes only`);
-  if (!/^[a-z0-9][a-z0-9.-]*$/.test(name)) throw new Error(`golden name ${JSON.stringify(name)}: lower-case words, dots and dashes only`);
+  if (!/^[a-z0-9][a-z0-9-]*(\/[a-z0-9][a-z0-9-]*)*$/.test(area))
+    throw new Error(`golden area ${JSON.stringify(area)}: lower-case words and dashes only`);
+  if (!/^[a-z0-9][a-z0-9.-]*$/.test(name))
+    throw new Error(`golden name ${JSON.stringify(name)}: lower-case words, dots and dashes only`);
   return join(GOLDEN_ROOT, area, `${name}.${ext}`);
 }
 

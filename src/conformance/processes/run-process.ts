@@ -17,7 +17,12 @@ export function runProcess(
   args: readonly string[],
   opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs: number },
 ): Promise<ProcessResult> {
-  const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(command, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   return collectProcess(child, opts.timeoutMs);
 }
 

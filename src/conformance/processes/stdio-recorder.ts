@@ -8,7 +8,10 @@ export type RecordedLine = { dir: "in" | "out"; line: string };
 
 /** Reads a recorder's log back. */
 export function parseRecording(text: string): RecordedLine[] {
-  return text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as RecordedLine);
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RecordedLine);
 }
 
 function tee(dir: RecordedLine["dir"], log: string): (chunk: Buffer) => void {

@@ -27,8 +27,10 @@ export function labelOf(a: Assertion): string {
   return v === true ? kind : `${kind} ${typeof v === "string" ? v : JSON.stringify(v)}`;
 }
 
-const turnBodies = (ev: Evidence) => (ev.requests ?? []).filter((r) => r.method === "POST" && r.url.startsWith("/v1/messages")).map((r) => r.body);
-const requestText = (r: NonNullable<Evidence["requests"]>[number]) => `${r.url}\n${JSON.stringify(r.headers)}\n${r.body}`;
+const turnBodies = (ev: Evidence) =>
+  (ev.requests ?? []).filter((r) => r.method === "POST" && r.url.startsWith("/v1/messages")).map((r) => r.body);
+const requestText = (r: NonNullable<Evidence["requests"]>[number]) =>
+  `${r.url}\n${JSON.stringify(r.headers)}\n${r.body}`;
 
 /** Tool results the model was shown, each once: a later request repeats the earlier ones. */
 function toolResults(ev: Evidence): string[] {
@@ -59,16 +61,26 @@ function toolCalls(ev: Evidence): ToolCall[] {
 /** Whether a tool input names the path: some string argument equal to it. */
 const namesPath = (input: Record<string, unknown>, path: string) => Object.values(input).some((v) => v === path);
 
-function contains(haystack: string[] | null, needle: string, positive: boolean, what: string, complete = true): AssertionVerdict {
+function contains(
+  haystack: string[] | null,
+  needle: string,
+  positive: boolean,
+  what: string,
+  complete = true,
+): AssertionVerdict {
   if (haystack === null || haystack.length === 0) return unobserved(`no ${what} to look in`);
   const whats = what === "reply" ? "replies" : `${what}s`;
   const hit = haystack.findIndex((h) => h.includes(needle));
   if (positive) {
     if (hit >= 0) return pass(`${what} ${hit + 1} of ${haystack.length} contains it`);
-    return complete ? fail(`none of ${haystack.length} ${whats} contains it`) : unobserved(`not in the ${haystack.length} ${whats} seen, and some never came`);
+    return complete
+      ? fail(`none of ${haystack.length} ${whats} contains it`)
+      : unobserved(`not in the ${haystack.length} ${whats} seen, and some never came`);
   }
   if (hit >= 0) return fail(`${what} ${hit + 1} of ${haystack.length} contains it: ${excerpt(haystack[hit]!, needle)}`);
-  return complete ? pass(`none of ${haystack.length} ${whats} contains it`) : unobserved(`not in the ${haystack.length} ${whats} seen, but some never came`);
+  return complete
+    ? pass(`none of ${haystack.length} ${whats} contains it`)
+    : unobserved(`not in the ${haystack.length} ${whats} seen, but some never came`);
 }
 
 function excerpt(s: string, needle: string): string {
@@ -124,16 +136,27 @@ export function judge(a: Assertion, ev: Evidence, values: Readonly<Record<string
   const kind = kindOf(a);
   const raw = (a as Record<string, unknown>)[kind];
   const replies = ev.replies.filter((r): r is string => r !== null);
-  return JUDGES[kind]({ raw, text: typeof raw === "string" ? fillText(raw, values) : "", ev, values, replies, allReplies: replies.length === ev.replies.length });
+  return JUDGES[kind]({
+    raw,
+    text: typeof raw === "string" ? fillText(raw, values) : "",
+    ev,
+    values,
+    replies,
+    allReplies: replies.length === ev.replies.length,
+  });
 }
 
 const JUDGES: Readonly<Record<AssertionKind, (j: Judged) => AssertionVerdict>> = {
   reply_contains: (j) => contains(j.replies, j.text, true, "reply", j.allReplies),
   reply_not_contains: (j) => contains(j.replies, j.text, false, "reply", j.allReplies),
-  tool_result_contains: (j) => contains(j.ev.requests === null ? null : toolResults(j.ev), j.text, true, "tool result", j.allReplies),
-  tool_result_not_contains: (j) => contains(j.ev.requests === null ? null : toolResults(j.ev), j.text, false, "tool result", j.allReplies),
-  request_contains: (j) => contains(j.ev.requests === null ? null : j.ev.requests.map(requestText), j.text, true, "request", j.allReplies),
-  request_not_contains: (j) => contains(j.ev.requests === null ? null : j.ev.requests.map(requestText), j.text, false, "request", j.allReplies),
+  tool_result_contains: (j) =>
+    contains(j.ev.requests === null ? null : toolResults(j.ev), j.text, true, "tool result", j.allReplies),
+  tool_result_not_contains: (j) =>
+    contains(j.ev.requests === null ? null : toolResults(j.ev), j.text, false, "tool result", j.allReplies),
+  request_contains: (j) =>
+    contains(j.ev.requests === null ? null : j.ev.requests.map(requestText), j.text, true, "request", j.allReplies),
+  request_not_contains: (j) =>
+    contains(j.ev.requests === null ? null : j.ev.requests.map(requestText), j.text, false, "request", j.allReplies),
   no_standin_leak: judgeNoLeak,
   file_exists: (j) => judgeFile("file_exists", j),
   file_absent: (j) => judgeFile("file_absent", j),
@@ -142,12 +165,15 @@ const JUDGES: Readonly<Record<AssertionKind, (j: Judged) => AssertionVerdict>> =
   broker_not_called: (j) => judgeBroker(false, j),
   path_blocked: judgePathBlocked,
   exit_code: ({ ev, raw }) => {
-    if (ev.exit === null) return unobserved("the runner's exit code is unknown: it never ran or was killed by a signal");
+    if (ev.exit === null)
+      return unobserved("the runner's exit code is unknown: it never ran or was killed by a signal");
     return ev.exit === raw ? pass(`exit ${ev.exit}`) : fail(`exit ${ev.exit}`);
   },
   trap_untouched: ({ ev }) => {
     if (ev.trapConnections === null) return unobserved("no network trap was set");
-    return ev.trapConnections === 0 ? pass("no connection reached the trap") : fail(`${ev.trapConnections} connection${ev.trapConnections === 1 ? "" : "s"} reached the trap`);
+    return ev.trapConnections === 0
+      ? pass("no connection reached the trap")
+      : fail(`${ev.trapConnections} connection${ev.trapConnections === 1 ? "" : "s"} reached the trap`);
   },
   turn_failed: judgeTurnFailed,
   launch_socket_bound: judgeLaunchSocket,
@@ -159,25 +185,43 @@ function judgeNoLeak({ ev, allReplies }: Judged): AssertionVerdict {
   const found = leaks(ev);
   if (found.length > 0) return fail(`a stand-in value is in: ${found.join(", ")}`);
   if (!allReplies) return unobserved("no leak seen, but some replies never came");
-  return pass(`none of ${ev.standIns.length} values in replies, ${ev.requests?.length ?? 0} requests, ${ev.broker.length} broker records, ${ev.egress?.length ?? 0} egress lines, ${ev.stderr.length} stderr files, ${Object.keys(ev.transcripts).length} session files`);
+  return pass(
+    `none of ${ev.standIns.length} values in replies, ${ev.requests?.length ?? 0} requests, ${ev.broker.length} broker records, ${ev.egress?.length ?? 0} egress lines, ${ev.stderr.length} stderr files, ${Object.keys(ev.transcripts).length} session files`,
+  );
 }
 
 function judgeFile(kind: "file_exists" | "file_absent" | "file_unchanged", { ev, text }: Judged): AssertionVerdict {
   const f = ev.files[text];
   if (f === undefined) return unobserved(`${text} was not hashed`);
-  if (kind === "file_exists") return f.after !== null ? pass(`sha256 ${f.after.slice(0, 12)}`) : fail("absent after the session");
-  if (kind === "file_absent") return f.after === null ? pass("absent after the session") : fail(`exists after the session (sha256 ${f.after.slice(0, 12)})`);
+  if (kind === "file_exists")
+    return f.after !== null ? pass(`sha256 ${f.after.slice(0, 12)}`) : fail("absent after the session");
+  if (kind === "file_absent")
+    return f.after === null
+      ? pass("absent after the session")
+      : fail(`exists after the session (sha256 ${f.after.slice(0, 12)})`);
   if (f.before === null) return fail("did not exist before the session: nothing to compare");
   if (f.after === null) return fail("gone after the session");
-  return f.before === f.after ? pass(`sha256 ${f.after.slice(0, 12)} before and after`) : fail(`sha256 ${f.before.slice(0, 12)} became ${f.after.slice(0, 12)}`);
+  return f.before === f.after
+    ? pass(`sha256 ${f.after.slice(0, 12)} before and after`)
+    : fail(`sha256 ${f.before.slice(0, 12)} became ${f.after.slice(0, 12)}`);
 }
 
 function judgeBroker(called: boolean, { ev, raw }: Judged): AssertionVerdict {
   if (ev.broker.length === 0) return unobserved("the broker recorded nothing of this run, not even its claim");
   const want = raw as { verb: string; args?: Record<string, unknown>; outcome?: string };
-  const hits = ev.broker.filter((r) => r.verb === want.verb && (want.args === undefined || matches(want.args, r.args)) && (want.outcome === undefined || r.outcome === want.outcome));
-  if (called) return hits.length > 0 ? pass(`${hits.length} call${hits.length === 1 ? "" : "s"}, the first ${hits[0]!.outcome}`) : fail(`no such call among ${ev.broker.length} records`);
-  return hits.length === 0 ? pass(`none among ${ev.broker.length} records`) : fail(`${hits.length} call${hits.length === 1 ? "" : "s"}`);
+  const hits = ev.broker.filter(
+    (r) =>
+      r.verb === want.verb &&
+      (want.args === undefined || matches(want.args, r.args)) &&
+      (want.outcome === undefined || r.outcome === want.outcome),
+  );
+  if (called)
+    return hits.length > 0
+      ? pass(`${hits.length} call${hits.length === 1 ? "" : "s"}, the first ${hits[0]!.outcome}`)
+      : fail(`no such call among ${ev.broker.length} records`);
+  return hits.length === 0
+    ? pass(`none among ${ev.broker.length} records`)
+    : fail(`${hits.length} call${hits.length === 1 ? "" : "s"}`);
 }
 
 function judgePathBlocked({ ev, raw, values }: Judged): AssertionVerdict {
@@ -185,19 +229,32 @@ function judgePathBlocked({ ev, raw, values }: Judged): AssertionVerdict {
   const want = raw as { path: string; tool?: string; reason?: string };
   const path = fillText(want.path, values);
   const reason = fillText(want.reason ?? "mosaic gate:", values);
-  const calls = toolCalls(ev).filter((c) => (want.tool === undefined || c.name === want.tool) && namesPath(c.input, path));
-  if (calls.length === 0) return unobserved(`no ${want.tool ?? "tool"} call on ${JSON.stringify(path)} among the recorded requests`);
+  const calls = toolCalls(ev).filter(
+    (c) => (want.tool === undefined || c.name === want.tool) && namesPath(c.input, path),
+  );
+  if (calls.length === 0)
+    return unobserved(`no ${want.tool ?? "tool"} call on ${JSON.stringify(path)} among the recorded requests`);
   const ran = calls.find((c) => c.result !== null && !(c.isError && c.result.includes(reason)));
-  if (ran !== undefined) return fail(`a ${ran.name} call on it got ${ran.isError ? "an error without the reason" : "a result"}: ${JSON.stringify(ran.result!.slice(0, 160))}`);
-  if (calls.some((c) => c.result === null)) return unobserved(`${calls.filter((c) => c.result === null).length} call(s) on it whose result the model was never shown`);
-  return pass(`${calls.length} ${calls[0]!.name} call${calls.length === 1 ? "" : "s"}, blocked: ${JSON.stringify(calls[0]!.result!.slice(0, 120))}`);
+  if (ran !== undefined)
+    return fail(
+      `a ${ran.name} call on it got ${ran.isError ? "an error without the reason" : "a result"}: ${JSON.stringify(ran.result!.slice(0, 160))}`,
+    );
+  if (calls.some((c) => c.result === null))
+    return unobserved(
+      `${calls.filter((c) => c.result === null).length} call(s) on it whose result the model was never shown`,
+    );
+  return pass(
+    `${calls.length} ${calls[0]!.name} call${calls.length === 1 ? "" : "s"}, blocked: ${JSON.stringify(calls[0]!.result!.slice(0, 120))}`,
+  );
 }
 
 function judgeTurnFailed({ raw, values, replies, allReplies }: Judged): AssertionVerdict {
   const why = typeof raw === "object" && raw !== null ? fillText((raw as { why: string }).why, values) : "";
   const hit = replies.find((r) => r.startsWith("The turn failed:") && r.includes(why));
   if (hit !== undefined) return pass(JSON.stringify(hit.slice(0, 120)));
-  return allReplies ? fail(`no failed turn among ${replies.length} replies`) : unobserved("no failed turn seen, and some replies never came");
+  return allReplies
+    ? fail(`no failed turn among ${replies.length} replies`)
+    : unobserved("no failed turn seen, and some replies never came");
 }
 
 function judgeLaunchSocket({ ev, raw, values }: Judged): AssertionVerdict {
@@ -212,9 +269,16 @@ function judgeLaunchSocket({ ev, raw, values }: Judged): AssertionVerdict {
 function judgeEgress({ ev, raw }: Judged): AssertionVerdict {
   if (ev.egress === null) return unobserved("no egress log: the session had no model proxy");
   const want = raw as { method?: string; path?: string };
-  const hit = (r: { method: string; path: string }) => (want.method === undefined || r.method === want.method) && (want.path === undefined || r.path === want.path || r.path.startsWith(`${want.path}?`));
+  const hit = (r: { method: string; path: string }) =>
+    (want.method === undefined || r.method === want.method) &&
+    (want.path === undefined || r.path === want.path || r.path.startsWith(`${want.path}?`));
   const refused = ev.egress.filter((r) => r.outcome === "refused" && hit(r));
   const allowed = ev.egress.filter((r) => r.outcome === "allowed" && hit(r));
-  if (allowed.length > 0) return fail(`${allowed.length} matching request${allowed.length === 1 ? " was" : "s were"} allowed (status ${allowed[0]!.status})`);
-  return refused.length > 0 ? pass(`refused ${refused[0]!.method} ${refused[0]!.path} ${refused[0]!.status}`) : unobserved(`no matching request among ${ev.egress.length} egress lines: the attempt never reached the proxy`);
+  if (allowed.length > 0)
+    return fail(
+      `${allowed.length} matching request${allowed.length === 1 ? " was" : "s were"} allowed (status ${allowed[0]!.status})`,
+    );
+  return refused.length > 0
+    ? pass(`refused ${refused[0]!.method} ${refused[0]!.path} ${refused[0]!.status}`)
+    : unobserved(`no matching request among ${ev.egress.length} egress lines: the attempt never reached the proxy`);
 }

@@ -28,13 +28,23 @@ export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunc
   let out = p;
   if (s.break.expose_stand_ins) {
     const files = Object.values(w.stand.files);
-    out = launchWithBinds(out, (t) => withBindsBeforeLast(t, files.map((f) => exposedBind(f))));
+    out = launchWithBinds(out, (t) =>
+      withBindsBeforeLast(
+        t,
+        files.map((f) => exposedBind(f)),
+      ),
+    );
   }
   if (s.break.launch_socket === "bound" && !out.session.binds.some((b) => b.row === "launch-socket")) {
     const sock = w.broker.launchSocket;
     out = launchWithBinds(out, (t) => withBindsBeforeLast(t, [exposedBind(sock, "launch-socket")]));
   }
-  if (s.break.gate === "unhooked" && s.harness !== "fake") out = launchWithArgv(out, (argv) => withoutFlags(argv, [[GATE_FLAG[s.harness as "pi" | "claude-code"], gateFlagValue(out, s.harness as "pi" | "claude-code")]]));
+  if (s.break.gate === "unhooked" && s.harness !== "fake")
+    out = launchWithArgv(out, (argv) =>
+      withoutFlags(argv, [
+        [GATE_FLAG[s.harness as "pi" | "claude-code"], gateFlagValue(out, s.harness as "pi" | "claude-code")],
+      ]),
+    );
   if (s.break.drop_flags !== undefined) out = launchWithArgv(out, (argv) => withoutFlags(argv, s.break.drop_flags!));
   return out;
 }
@@ -45,7 +55,10 @@ export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunc
  * turn marker at agent_end, as the real one does, so a turn's outcome shows the gate's failure only.
  */
 function piFaultExtension(mode: "crash" | "hang"): string {
-  const fault = mode === "crash" ? `throw new Error("the gate crashed on purpose");` : `return new Promise(() => setInterval(() => {}, 1000));`;
+  const fault =
+    mode === "crash"
+      ? `throw new Error("the gate crashed on purpose");`
+      : `return new Promise(() => setInterval(() => {}, 1000));`;
   const handler = `() => { writeFileSync(new URL("./${GATE_CALLED}", import.meta.url), "${mode}\\n"); ${fault} }`;
   return [
     `import { writeFileSync } from "node:fs";`,
@@ -61,7 +74,9 @@ function piFaultExtension(mode: "crash" | "hang"): string {
 /** Claude Code's gate script made to crash or hang; the hook command around it is the shipped one. */
 function claudeFaultGate(mode: "crash" | "hang"): string {
   const called = `import { writeFileSync } from "node:fs";\nwriteFileSync(new URL("./${GATE_CALLED}", import.meta.url), "${mode}\\n");\n`;
-  return called + (mode === "crash" ? `throw new Error("the gate crashed on purpose");\n` : `setInterval(() => {}, 1000);\n`);
+  return (
+    called + (mode === "crash" ? `throw new Error("the gate crashed on purpose");\n` : `setInterval(() => {}, 1000);\n`)
+  );
 }
 
 /** Where a faulty gate goes: the workspace, the one place both the host and the sandbox see at one path. */
@@ -90,7 +105,8 @@ export function applyFault(s: LaunchedSession, ws: string, repo: string, p: Prep
     } else {
       const gate = `${repo}/src/host/claude-gate.ts`;
       out = launchWithSettings(out, "fault.gate", (settings) => {
-        if (!settings.includes(gate)) throw new Error(`fault.gate: the bundle's settings.json has no hook running ${gate}`);
+        if (!settings.includes(gate))
+          throw new Error(`fault.gate: the bundle's settings.json has no hook running ${gate}`);
         return settings.replaceAll(gate, file);
       });
     }
@@ -100,7 +116,10 @@ export function applyFault(s: LaunchedSession, ws: string, repo: string, p: Prep
     const shipped = `timeout -k ${GATE_KILL_AFTER_SECONDS} ${GATE_TIMEOUT_SECONDS} `;
     out = launchWithSettings(out, "fault.gate_timeout_seconds", (settings) => {
       // Found, or the run stops: a hook without its wrapper must not pass as a shortened one.
-      if (!settings.includes(shipped)) throw new Error(`fault.gate_timeout_seconds: the bundle's settings.json has no hook under \`${shipped.trim()}\``);
+      if (!settings.includes(shipped))
+        throw new Error(
+          `fault.gate_timeout_seconds: the bundle's settings.json has no hook under \`${shipped.trim()}\``,
+        );
       return settings.replaceAll(shipped, `timeout -k 1 ${seconds} `);
     });
   }

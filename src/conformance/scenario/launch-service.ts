@@ -31,16 +31,28 @@ export interface LaunchService {
 }
 
 /** Which declared session answers a recorded launch, or why none does. Pure. */
-export function matchLaunch(l: Launch, launcherRun: string, specs: readonly LaunchedSession[], served: ReadonlySet<LaunchedSession>): { kind: "serve"; spec: LaunchedSession } | { kind: "stray"; why: string } {
-  if (l.run !== launcherRun) return { kind: "stray", why: `run ${l.run} launched ${l.instance}: only the main session's launches are served` };
+export function matchLaunch(
+  l: Launch,
+  launcherRun: string,
+  specs: readonly LaunchedSession[],
+  served: ReadonlySet<LaunchedSession>,
+): { kind: "serve"; spec: LaunchedSession } | { kind: "stray"; why: string } {
+  if (l.run !== launcherRun)
+    return { kind: "stray", why: `run ${l.run} launched ${l.instance}: only the main session's launches are served` };
   const spec = specs.find((s) => s.instance.instance === l.instance);
-  if (spec === undefined) return { kind: "stray", why: `${l.by} launched ${l.instance}, which the scenario does not declare under launches` };
+  if (spec === undefined)
+    return { kind: "stray", why: `${l.by} launched ${l.instance}, which the scenario does not declare under launches` };
   if (served.has(spec)) return { kind: "stray", why: `${l.by} launched ${l.instance} a second time` };
   return { kind: "serve", spec };
 }
 
 /** Serves `launcherRun`'s launches with the declared sessions; `setupOf` builds each one's launch. */
-export function startLaunchService(w: RuntimeWorld, launcherRun: string, specs: readonly LaunchedSession[], setupOf: (spec: LaunchedSession, launch: Launch, run: string) => SessionRunSetup): LaunchService {
+export function startLaunchService(
+  w: RuntimeWorld,
+  launcherRun: string,
+  specs: readonly LaunchedSession[],
+  setupOf: (spec: LaunchedSession, launch: Launch, run: string) => SessionRunSetup,
+): LaunchService {
   let seen = 0;
   const runs: LaunchedRun[] = [];
   const sessions = new Map<LaunchedRun, SessionRun>();

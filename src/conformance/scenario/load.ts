@@ -93,7 +93,10 @@ function pickIssue(issues: readonly Issue[], at: Path = []): { path: Path; issue
   const here = [...at, ...(issue.path as Array<string | number>)];
   if (issue.code === "invalid_union" && issue.errors.length > 0) {
     // The branch whose own type matched the value: its complaint is about the fields, not the kind.
-    const branch = issue.errors.find((b) => !b.some((i) => i.path.length === 0 && (i.code === "invalid_type" || i.code === "invalid_value"))) ?? issue.errors.at(-1)!;
+    const branch =
+      issue.errors.find(
+        (b) => !b.some((i) => i.path.length === 0 && (i.code === "invalid_type" || i.code === "invalid_value")),
+      ) ?? issue.errors.at(-1)!;
     if (branch.length > 0) return pickIssue(branch, here);
   }
   return { path: here, issue };
@@ -136,10 +139,16 @@ class Checker {
 function* stringsOf(value: unknown, at: Path): Generator<[string, Path]> {
   if (typeof value === "string") yield [value, at];
   else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield* stringsOf(v, [...at, i]);
-  else if (typeof value === "object" && value !== null) for (const [k, v] of Object.entries(value)) yield* stringsOf(v, [...at, k]);
+  else if (typeof value === "object" && value !== null)
+    for (const [k, v] of Object.entries(value)) yield* stringsOf(v, [...at, k]);
 }
 
-function loadInstance(c: Checker, value: unknown, at: Path, instancesDir: string): { instance: ScenarioInstance; instanceRef: string | null } {
+function loadInstance(
+  c: Checker,
+  value: unknown,
+  at: Path,
+  instancesDir: string,
+): { instance: ScenarioInstance; instanceRef: string | null } {
   if (typeof value === "object" && value !== null && Object.hasOwn(value, "ref")) {
     const { ref } = c.check(InstanceRefSchema, value, at);
     const file = join(instancesDir, `${ref}.yaml`);
@@ -147,7 +156,11 @@ function loadInstance(c: Checker, value: unknown, at: Path, instancesDir: string
     try {
       doc = parseYaml(readFileSync(file, "utf8")) as { instance?: unknown };
     } catch (e) {
-      return c.fail([...at, "ref"], `${file} cannot be read as YAML: ${(e as Error).message.split("\n")[0]}`, "bad-instance-ref");
+      return c.fail(
+        [...at, "ref"],
+        `${file} cannot be read as YAML: ${(e as Error).message.split("\n")[0]}`,
+        "bad-instance-ref",
+      );
     }
     try {
       const { workspace: _w, run: _r, ...instance } = parseInstance(doc?.instance);
@@ -179,13 +192,18 @@ function loadSession(c: Checker, doc: Record<string, unknown>, at: Path, instanc
   const harness = doc.harness as Harness;
   const { instance, instanceRef } = loadInstance(c, doc.instance, [...at, "instance"], instancesDir);
   // The launcher runs the instance's own harness; a scenario that says another would test a session nobody launches.
-  if (harness !== "fake" && instance.vars.harness !== harness) c.fail([...at, "harness"], `the instance's vars.harness is ${instance.vars.harness ?? "unset"}; the launcher would run that, not ${harness}`);
+  if (harness !== "fake" && instance.vars.harness !== harness)
+    c.fail(
+      [...at, "harness"],
+      `the instance's vars.harness is ${instance.vars.harness ?? "unset"}; the launcher would run that, not ${harness}`,
+    );
   return { harness, instance, instanceRef, model: loadModel(c, doc.model, [...at, "model"], harness) };
 }
 
 function loadAssertion(c: Checker, value: unknown, at: Path): Assertion {
   const kinds = Object.keys(ASSERTION_KINDS);
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return c.fail(at, `an assertion is an object with one of ${kinds.join(", ")}`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return c.fail(at, `an assertion is an object with one of ${kinds.join(", ")}`);
   const keys = Object.keys(value).filter((k) => k !== "because");
   const kind = keys.filter((k) => Object.hasOwn(ASSERTION_KINDS, k));
   if (kind.length !== 1) {
@@ -199,17 +217,27 @@ function loadAssertion(c: Checker, value: unknown, at: Path): Assertion {
 /** What one session's fields say together; `at` is where the session stands in the file. */
 function checkSession(c: Checker, s: LaunchedSession, at: Path, networkTrap: boolean): void {
   if (s.harness === "fake") {
-    for (const k of ["gate", "drop_flags"] as const) if (s.break[k] !== undefined) c.fail([...at, "break", k], "the fake harness has no gate and no adapter flags to remove");
-    for (const k of ["gate", "tmpdir"] as const) if (s.fault[k] !== undefined) c.fail([...at, "fault", k], "the fake harness has no gate and no harness TMPDIR to break");
+    for (const k of ["gate", "drop_flags"] as const)
+      if (s.break[k] !== undefined)
+        c.fail([...at, "break", k], "the fake harness has no gate and no adapter flags to remove");
+    for (const k of ["gate", "tmpdir"] as const)
+      if (s.fault[k] !== undefined)
+        c.fail([...at, "fault", k], "the fake harness has no gate and no harness TMPDIR to break");
   }
-  if (s.fault.gate_timeout_seconds !== undefined && s.harness !== "claude-code") c.fail([...at, "fault", "gate_timeout_seconds"], `only Claude Code's hook runs the gate under a timeout; the ${s.harness} harness has none`);
+  if (s.fault.gate_timeout_seconds !== undefined && s.harness !== "claude-code")
+    c.fail(
+      [...at, "fault", "gate_timeout_seconds"],
+      `only Claude Code's hook runs the gate under a timeout; the ${s.harness} harness has none`,
+    );
   for (const [i, a] of s.assertions.entries()) {
-    if ("trap_untouched" in a && !networkTrap) c.fail([...at, "assertions", i, "trap_untouched"], "no trap to be touched: set network_trap: true");
+    if ("trap_untouched" in a && !networkTrap)
+      c.fail([...at, "assertions", i, "trap_untouched"], "no trap to be touched: set network_trap: true");
   }
   // A check over what the model saw needs a model; on the fake harness it could only be unobserved.
   for (const [i, a] of s.assertions.entries()) {
     const kind = Object.keys(a).find((k) => k !== "because") as AssertionKind;
-    if (s.model === null && (kind.startsWith("tool_result_") || kind.startsWith("request_"))) c.fail([...at, "assertions", i, kind], `${kind} reads what the model saw; the ${s.harness} harness has none`);
+    if (s.model === null && (kind.startsWith("tool_result_") || kind.startsWith("request_")))
+      c.fail([...at, "assertions", i, kind], `${kind} reads what the model saw; the ${s.harness} harness has none`);
   }
 }
 
@@ -217,21 +245,40 @@ function checkSession(c: Checker, s: LaunchedSession, at: Path, networkTrap: boo
 function checkTogether(c: Checker, s: Scenario): void {
   checkSession(c, s, [], s.networkTrap);
   // A launch is answered by the instance it names; the main session must be one that may launch.
-  if (s.launches.length > 0 && !heldActions(s.instance.actions).includes("launch")) c.fail(["launches"], `the instance ${s.instance.instance} does not hold the launch action: its launch calls are refused before any launch`);
+  if (s.launches.length > 0 && !heldActions(s.instance.actions).includes("launch"))
+    c.fail(
+      ["launches"],
+      `the instance ${s.instance.instance} does not hold the launch action: its launch calls are refused before any launch`,
+    );
   const names = new Set<string>();
   for (const [i, l] of s.launches.entries()) {
     checkSession(c, l, ["launches", i], s.networkTrap);
     const name = l.instance.instance;
-    if (name === s.name) c.fail(["launches", i, "instance"], `the main session's instance is named ${s.name} in the run; a launched one needs another name`);
-    if (names.has(name)) c.fail(["launches", i, "instance"], `a second launched session of instance ${name}: a launch call names one`);
+    if (name === s.name)
+      c.fail(
+        ["launches", i, "instance"],
+        `the main session's instance is named ${s.name} in the run; a launched one needs another name`,
+      );
+    if (names.has(name))
+      c.fail(["launches", i, "instance"], `a second launched session of instance ${name}: a launch call names one`);
     names.add(name);
   }
 }
 
 /** The keys of the file tables (workspace.files, workspace.links, run_files): paths, which may hold template variables too. */
 function keysOf(value: unknown, at: Path): Array<[string, Path]> {
-  const tables: Array<[unknown, Path]> = at[0] === "workspace" ? [[(value as Record<string, unknown> | undefined)?.files, [...at, "files"]], [(value as Record<string, unknown> | undefined)?.links, [...at, "links"]]] : at[0] === "run_files" ? [[value, at]] : [];
-  return tables.flatMap(([t, p]) => (typeof t === "object" && t !== null ? Object.keys(t).map((k): [string, Path] => [k, [...p, k]]) : []));
+  const tables: Array<[unknown, Path]> =
+    at[0] === "workspace"
+      ? [
+          [(value as Record<string, unknown> | undefined)?.files, [...at, "files"]],
+          [(value as Record<string, unknown> | undefined)?.links, [...at, "links"]],
+        ]
+      : at[0] === "run_files"
+        ? [[value, at]]
+        : [];
+  return tables.flatMap(([t, p]) =>
+    typeof t === "object" && t !== null ? Object.keys(t).map((k): [string, Path] => [k, [...p, k]]) : [],
+  );
 }
 
 /** The template variables in one part of the scenario; `assertions` names where an assertion list starts, for the file_* rule. */
@@ -244,14 +291,22 @@ function checkStrings(c: Checker, value: unknown, at: Path, where: "model" | "as
     // p is [...at, index, kind, ...]: a file_* assertion's path starts at a path template variable or /.
     if (where === "assertions" && p.length >= at.length + 2 && /^file_/.test(String(p[at.length + 1]))) {
       const first = /^\{\{([^{}]*)\}\}/.exec(s)?.[1];
-      if (first !== undefined && !TEMPLATE_VARS[first as TemplateVar]?.path) c.fail(p, `{{${first}}} is not a path; a host file starts with / or a path template variable`);
+      if (first !== undefined && !TEMPLATE_VARS[first as TemplateVar]?.path)
+        c.fail(p, `{{${first}}} is not a path; a host file starts with / or a path template variable`);
     }
   }
 }
 
 /** Every template variable in the scenario stands where the runner fills it. */
 function checkTemplateVars(c: Checker, raw: Record<string, unknown>): void {
-  for (const [key, where] of [["model", "model"], ["workspace", "other"], ["run_files", "other"], ["messages", "other"], ["assertions", "assertions"]] as const) checkStrings(c, raw[key], [key], where);
+  for (const [key, where] of [
+    ["model", "model"],
+    ["workspace", "other"],
+    ["run_files", "other"],
+    ["messages", "other"],
+    ["assertions", "assertions"],
+  ] as const)
+    checkStrings(c, raw[key], [key], where);
   const launches = Array.isArray(raw.launches) ? (raw.launches as unknown[]) : [];
   for (const [i, l] of launches.entries()) {
     const r = (typeof l === "object" && l !== null ? l : {}) as Record<string, unknown>;
@@ -271,12 +326,20 @@ export function parseScenario(text: string, file: string, opts: LoadOptions = {}
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
   const c = new Checker(file, doc, lc);
   const yamlError = doc.errors[0];
-  if (yamlError !== undefined) throw new ScenarioError("bad-yaml", "(document)", yamlError.message.split("\n")[0]!, file, yamlError.linePos?.[0].line ?? null);
+  if (yamlError !== undefined)
+    throw new ScenarioError(
+      "bad-yaml",
+      "(document)",
+      yamlError.message.split("\n")[0]!,
+      file,
+      yamlError.linePos?.[0].line ?? null,
+    );
   const raw = doc.toJS() as unknown;
   const outer = c.check(ScenarioOuterSchema, raw, []);
   const r = raw as Record<string, unknown>;
   const stem = basename(file).replace(/\.ya?ml$/, "");
-  if (outer.name !== stem) c.fail(["name"], `the name is ${outer.name}, the file is ${stem}.yaml: one scenario per file, named alike`);
+  if (outer.name !== stem)
+    c.fail(["name"], `the name is ${outer.name}, the file is ${stem}.yaml: one scenario per file, named alike`);
   const instancesDir = opts.instancesDir ?? INSTANCES_DIR;
   const main = loadSession(c, r, [], instancesDir);
   checkTemplateVars(c, r);
@@ -285,7 +348,12 @@ export function parseScenario(text: string, file: string, opts: LoadOptions = {}
     const at = ["launches", i];
     const l = c.check(LaunchedOuterSchema, raw, at);
     const doc = raw as Record<string, unknown>;
-    return { ...loadSession(c, doc, at, instancesDir), break: l.break ?? {}, fault: l.fault ?? {}, assertions: (doc.assertions as unknown[]).map((a, j) => loadAssertion(c, a, [...at, "assertions", j])) };
+    return {
+      ...loadSession(c, doc, at, instancesDir),
+      break: l.break ?? {},
+      fault: l.fault ?? {},
+      assertions: (doc.assertions as unknown[]).map((a, j) => loadAssertion(c, a, [...at, "assertions", j])),
+    };
   });
   const scenario: Scenario = {
     file,
@@ -322,5 +390,8 @@ export const SCENARIOS_DIR = join(REPO_ROOT, "scenarios");
 
 /** The scenario files directly under a directory (scenarios/ by default), sorted. */
 export function scenarioFiles(dir = SCENARIOS_DIR): string[] {
-  return readdirSync(dir).filter((n) => n.endsWith(".yaml")).sort().map((n) => join(dir, n));
+  return readdirSync(dir)
+    .filter((n) => n.endsWith(".yaml"))
+    .sort()
+    .map((n) => join(dir, n));
 }

@@ -48,12 +48,25 @@ const RUN = "run";
 export const harnessesOf = (s: Scenario): string => [s.harness, ...s.launches.map((l) => l.harness)].join(" → ");
 
 /** The host files a session's file_* assertions name, filled. */
-const fileKeysOf = (assertions: readonly Assertion[], values: Values) => assertions.filter((a) => kindOf(a).startsWith("file_")).map((a) => fillText((a as Record<string, string>)[kindOf(a)]!, values));
+const fileKeysOf = (assertions: readonly Assertion[], values: Values) =>
+  assertions
+    .filter((a) => kindOf(a).startsWith("file_"))
+    .map((a) => fillText((a as Record<string, string>)[kindOf(a)]!, values));
 
 /** Each assertion of one session judged, or unobserved for the reason it could not be. */
-function judgeAll(session: string, prefix: string, assertions: readonly Assertion[], ev: Evidence | null, values: Values, problem: string | null): AssertionResult[] {
+function judgeAll(
+  session: string,
+  prefix: string,
+  assertions: readonly Assertion[],
+  ev: Evidence | null,
+  values: Values,
+  problem: string | null,
+): AssertionResult[] {
   return assertions.map((a): AssertionResult => {
-    const v: AssertionVerdict = problem !== null || ev === null ? { verdict: "unobserved", detail: problem ?? "no evidence" } : judge(a, ev, values);
+    const v: AssertionVerdict =
+      problem !== null || ev === null
+        ? { verdict: "unobserved", detail: problem ?? "no evidence" }
+        : judge(a, ev, values);
     return { session, label: `${prefix}${labelOf(a)}`, because: a.because ?? null, ...v };
   });
 }
@@ -68,18 +81,27 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   mkdirSync(out, { recursive: true });
   const t0 = Date.now();
   const events: object[] = [];
-  const eventOf: EventOf = (session) => (what, extra = {}) => events.push({ t: Date.now() - t0, session, event: what, ...extra });
+  const eventOf: EventOf =
+    (session) =>
+    (what, extra = {}) =>
+      events.push({ t: Date.now() - t0, session, event: what, ...extra });
   const stage = await setUpStage(s);
   const { main, service, problem } = await carryOut(s, stage, eventOf);
   await service?.finish(out);
   const ev = main === null ? null : await main.finish(out);
   const standIns = [stage.w.stand.secret, stage.canary];
   const trapConnections = await tearDownStage(stage);
-  const evidenceOf = (e: SessionEvidence | null): Evidence | null => (e === null ? null : { ...e, trapConnections, standIns });
+  const evidenceOf = (e: SessionEvidence | null): Evidence | null =>
+    e === null ? null : { ...e, trapConnections, standIns };
   const assertions = judgeScenario(s, stage.values, evidenceOf(ev), service, evidenceOf, problem);
   const result: ScenarioResult = {
-    name: s.name, harness: harnessesOf(s), seconds: (Date.now() - t0) / 1000, problem, assertions,
-    verdict: assertions.every((a) => a.verdict === "pass") ? "pass" : "fail", runDir: out,
+    name: s.name,
+    harness: harnessesOf(s),
+    seconds: (Date.now() - t0) / 1000,
+    problem,
+    assertions,
+    verdict: assertions.every((a) => a.verdict === "pass") ? "pass" : "fail",
+    runDir: out,
   };
   eventOf(s.name)("verdict", { verdict: result.verdict });
   writeFileSync(join(out, "events.jsonl"), events.map((e) => JSON.stringify(e)).join("\n") + "\n");
@@ -95,10 +117,19 @@ async function setUpStage(s: Scenario) {
   const runDir = join(w.data, "runs", RUN);
   const trap = s.networkTrap ? await startTrap({ tcp: "127.0.0.1" }) : null;
   // A neighbour holding the secret in its environment: what a read of /proc/*/environ would find.
-  const neighbour = s.neighbourProcess ? spawn("sleep", ["600"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", FAKE_TOKEN: w.stand.secret }, stdio: "ignore" }) : null;
+  const neighbour = s.neighbourProcess
+    ? spawn("sleep", ["600"], {
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", FAKE_TOKEN: w.stand.secret },
+        stdio: "ignore",
+      })
+    : null;
   const extra = { trapPort: trap?.port ?? null, canary };
   const values = valuesOf(w, { workspace: ws, run: runDir, mainWorkspace: ws, mainRun: runDir }, extra);
-  const hostEnv = { ...w.hostEnv, ANTHROPIC_API_KEY: canary, MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude") };
+  const hostEnv = {
+    ...w.hostEnv,
+    ANTHROPIC_API_KEY: canary,
+    MOSAIC_CLAUDE_BIN: join(REPO_ROOT, "node_modules/.bin/claude"),
+  };
   return { w, canary, ws, runDir, trap, neighbour, extra, values, hostEnv };
 }
 
@@ -112,7 +143,11 @@ async function tearDownStage(stage: Stage): Promise<number | null> {
 }
 
 /** Plants the workspace, starts the main session and the launch service, sends every message. A failure is the run's problem, not a throw. */
-async function carryOut(s: Scenario, stage: Stage, eventOf: EventOf): Promise<{ main: SessionRun | null; service: LaunchService | null; problem: string | null }> {
+async function carryOut(
+  s: Scenario,
+  stage: Stage,
+  eventOf: EventOf,
+): Promise<{ main: SessionRun | null; service: LaunchService | null; problem: string | null }> {
   const { w, ws, runDir, values, hostEnv } = stage;
   let main: SessionRun | null = null;
   let service: LaunchService | null = null;
@@ -126,8 +161,21 @@ async function carryOut(s: Scenario, stage: Stage, eventOf: EventOf): Promise<{ 
         writeFileSync(f, fillText(body, values));
       }
     };
-    main = await startSessionRun({ w, spec: s, instance, values, hostEnv, turnTimeoutSeconds: s.turnTimeoutSeconds, fileKeys: fileKeysOf(s.assertions, values), event: eventOf(s.name), afterStart: plantRunFiles });
-    if (s.launches.length > 0) service = startLaunchService(w, RUN, s.launches, (spec, l, run) => launchedSetup(s, stage, eventOf, spec, l.by, run));
+    main = await startSessionRun({
+      w,
+      spec: s,
+      instance,
+      values,
+      hostEnv,
+      turnTimeoutSeconds: s.turnTimeoutSeconds,
+      fileKeys: fileKeysOf(s.assertions, values),
+      event: eventOf(s.name),
+      afterStart: plantRunFiles,
+    });
+    if (s.launches.length > 0)
+      service = startLaunchService(w, RUN, s.launches, (spec, l, run) =>
+        launchedSetup(s, stage, eventOf, spec, l.by, run),
+      );
     for (const m of s.messages) await main.ask(fillText(m.body, values), FROM);
     await service?.settle();
     return { main, service, problem: null };
@@ -156,22 +204,65 @@ function launchedSetup(s: Scenario, stage: Stage, eventOf: EventOf, spec: Launch
   const name = spec.instance.instance;
   const lws = join(w.data, "workspaces/acme", name);
   mkdirSync(lws, { recursive: true, mode: 0o755 });
-  const lvalues = valuesOf(w, { workspace: lws, run: join(w.data, "runs", run), mainWorkspace: ws, mainRun: runDir }, extra);
+  const lvalues = valuesOf(
+    w,
+    { workspace: lws, run: join(w.data, "runs", run), mainWorkspace: ws, mainRun: runDir },
+    extra,
+  );
   // launchedBy is the caller the broker's capability names, not what the scenario says.
   const linstance = parseInstance({ ...spec.instance, workspace: lws, run, launchedBy: by });
-  return { w, spec, instance: linstance, values: lvalues, hostEnv, turnTimeoutSeconds: s.turnTimeoutSeconds, fileKeys: fileKeysOf(spec.assertions, lvalues), event: eventOf(name) };
+  return {
+    w,
+    spec,
+    instance: linstance,
+    values: lvalues,
+    hostEnv,
+    turnTimeoutSeconds: s.turnTimeoutSeconds,
+    fileKeys: fileKeysOf(spec.assertions, lvalues),
+    event: eventOf(name),
+  };
 }
 
 /** Every assertion of the main session and of each launched one, and a fail for each stray launch. */
-function judgeScenario(s: Scenario, values: Values, main: Evidence | null, service: LaunchService | null, evidenceOf: (e: SessionEvidence | null) => Evidence | null, problem: string | null): AssertionResult[] {
-  const assertions = judgeAll(s.name, "", s.assertions, main, values, problem === null ? null : `the run did not complete: ${problem}`);
+function judgeScenario(
+  s: Scenario,
+  values: Values,
+  main: Evidence | null,
+  service: LaunchService | null,
+  evidenceOf: (e: SessionEvidence | null) => Evidence | null,
+  problem: string | null,
+): AssertionResult[] {
+  const assertions = judgeAll(
+    s.name,
+    "",
+    s.assertions,
+    main,
+    values,
+    problem === null ? null : `the run did not complete: ${problem}`,
+  );
   for (const spec of s.launches) {
     const name = spec.instance.instance;
     const r = service?.runs().find((x) => x.spec === spec);
-    const why = problem !== null ? `the run did not complete: ${problem}` : r === undefined ? `${s.name} never launched ${name}` : r.problem === null ? null : `the launched session did not complete: ${r.problem}`;
-    assertions.push(...judgeAll(name, `${name}: `, spec.assertions, evidenceOf(r?.evidence ?? null), r?.setup.values ?? values, why));
+    const why =
+      problem !== null
+        ? `the run did not complete: ${problem}`
+        : r === undefined
+          ? `${s.name} never launched ${name}`
+          : r.problem === null
+            ? null
+            : `the launched session did not complete: ${r.problem}`;
+    assertions.push(
+      ...judgeAll(name, `${name}: `, spec.assertions, evidenceOf(r?.evidence ?? null), r?.setup.values ?? values, why),
+    );
   }
-  for (const stray of service?.strays() ?? []) assertions.push({ session: s.name, label: `launch ${stray.launch.instance}`, because: "a launch the broker accepted must start a session", verdict: "fail", detail: stray.why });
+  for (const stray of service?.strays() ?? [])
+    assertions.push({
+      session: s.name,
+      label: `launch ${stray.launch.instance}`,
+      because: "a launch the broker accepted must start a session",
+      verdict: "fail",
+      detail: stray.why,
+    });
   return assertions;
 }
 

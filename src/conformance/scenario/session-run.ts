@@ -25,20 +25,37 @@ const MESSAGE_TIMEOUT_MS = 90_000;
 export type Values = Record<TemplateVar, string>;
 
 /** A session's template variable values, every name of TEMPLATE_VARS. */
-export function valuesOf(w: RuntimeWorld, at: { workspace: string; run: string; mainWorkspace: string; mainRun: string }, extra: { trapPort: number | null; canary: string }): Values {
+export function valuesOf(
+  w: RuntimeWorld,
+  at: { workspace: string; run: string; mainWorkspace: string; mainRun: string },
+  extra: { trapPort: number | null; canary: string },
+): Values {
   const home = join(at.run, "home");
   return {
-    workspace: at.workspace, run: at.run, home, main_workspace: at.mainWorkspace, main_run: at.mainRun, launch_socket: w.broker.launchSocket,
-    repo: REPO_ROOT, data_root: w.data, founder_home: w.stand.founderHome,
-    workspace_slug: claudeProjectSlug(at.workspace), trap_port: String(extra.trapPort ?? 0), canary: extra.canary,
-    ssh_key: w.stand.files.sshKey, secrets_env: w.stand.files.secretsEnv,
+    workspace: at.workspace,
+    run: at.run,
+    home,
+    main_workspace: at.mainWorkspace,
+    main_run: at.mainRun,
+    launch_socket: w.broker.launchSocket,
+    repo: REPO_ROOT,
+    data_root: w.data,
+    founder_home: w.stand.founderHome,
+    workspace_slug: claudeProjectSlug(at.workspace),
+    trap_port: String(extra.trapPort ?? 0),
+    canary: extra.canary,
+    ssh_key: w.stand.files.sshKey,
+    secrets_env: w.stand.files.secretsEnv,
     secrets_env_via_home: `~/${relative(home, w.stand.files.secretsEnv)}`,
-    mosaic_state: w.stand.files.mosaicState, git_credentials: w.stand.files.gitCredentials,
-    other_workspace: w.stand.files.otherWorkspace, secret: w.stand.secret,
+    mosaic_state: w.stand.files.mosaicState,
+    git_credentials: w.stand.files.gitCredentials,
+    other_workspace: w.stand.files.otherWorkspace,
+    secret: w.stand.secret,
   };
 }
 
-export const sha256 = (f: string): string | null => (existsSync(f) ? createHash("sha256").update(readFileSync(f)).digest("hex") : null);
+export const sha256 = (f: string): string | null =>
+  existsSync(f) ? createHash("sha256").update(readFileSync(f)).digest("hex") : null;
 
 /** Every regular file under the directories, by path; a file over 1 MiB is read as its first MiB. */
 function readTree(dirs: readonly string[]): Record<string, string> {
@@ -48,7 +65,10 @@ function readTree(dirs: readonly string[]): Record<string, string> {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const f = join(d, e.name);
       if (e.isDirectory()) walk(f);
-      else if (e.isFile()) out[f] = readFileSync(f).subarray(0, 1 << 20).toString("utf8");
+      else if (e.isFile())
+        out[f] = readFileSync(f)
+          .subarray(0, 1 << 20)
+          .toString("utf8");
     }
   };
   for (const d of dirs) walk(d);
@@ -108,8 +128,13 @@ export async function startSessionRun(st: SessionRunSetup): Promise<SessionRun> 
 async function launchSession(st: SessionRunSetup, files: FileHashes): Promise<Live> {
   const { w, spec, instance, values } = st;
   // The fake harness gets a scripted API with no turns too: a model call from its shell is a recorded failure, never a call to the public API.
-  const scriptValues = Object.fromEntries(Object.entries(values).filter(([k]) => !TEMPLATE_VARS[k as TemplateVar].assertionsOnly));
-  const api = await startScriptedApi({ ...(spec.model !== null ? { script: fillTemplateVars(spec.model, scriptValues) } : {}), onFailure: (f) => st.event("model-failure", f) });
+  const scriptValues = Object.fromEntries(
+    Object.entries(values).filter(([k]) => !TEMPLATE_VARS[k as TemplateVar].assertionsOnly),
+  );
+  const api = await startScriptedApi({
+    ...(spec.model !== null ? { script: fillTemplateVars(spec.model, scriptValues) } : {}),
+    onFailure: (f) => st.event("model-failure", f),
+  });
   let session: Session | null = null;
   try {
     st.event("model-up", { url: api.url, turns: spec.model?.turns.length ?? 0 });
@@ -124,7 +149,13 @@ async function launchSession(st: SessionRunSetup, files: FileHashes): Promise<Li
     const p = applyFault(spec, instance.workspace, REPO_ROOT, applyBreak(spec, w, prepared.prepared));
     session = start(p);
     const live: Live = { api, session, hadProxy: p.session.sessionFile.model !== null, over: false };
-    st.event("launched", { run: instance.run, harness: spec.harness, launchedBy: instance.launchedBy, break: spec.break, fault: spec.fault });
+    st.event("launched", {
+      run: instance.run,
+      harness: spec.harness,
+      launchedBy: instance.launchedBy,
+      break: spec.break,
+      fault: spec.fault,
+    });
     st.afterStart?.();
     // Hashed once the launch has written the bundle and session.json, before any message: nothing in the sandbox has acted yet.
     for (const f of st.fileKeys) files[f] = { before: sha256(f), after: null };
@@ -140,7 +171,13 @@ async function launchSession(st: SessionRunSetup, files: FileHashes): Promise<Li
 }
 
 /** Delivers one message and waits for its RESULT, until the runner exits or the timeout. */
-async function waitReply(st: SessionRunSetup, live: Live, n: number, body: string, from: string): Promise<string | null> {
+async function waitReply(
+  st: SessionRunSetup,
+  live: Live,
+  n: number,
+  body: string,
+  from: string,
+): Promise<string | null> {
   const { w, instance } = st;
   st.event("message", { n, from, body });
   const id = w.broker.deliver(instance.instance, { from, body });
@@ -162,7 +199,14 @@ async function waitReply(st: SessionRunSetup, live: Live, n: number, body: strin
 }
 
 /** Everything the assertions judge, read from the ended run and copied into `out`. */
-function collectEvidence(st: SessionRunSetup, live: Live, end: Awaited<ReturnType<Session["stop"]>>, out: string, replies: Array<string | null>, files: FileHashes): SessionEvidence {
+function collectEvidence(
+  st: SessionRunSetup,
+  live: Live,
+  end: Awaited<ReturnType<Session["stop"]>>,
+  out: string,
+  replies: Array<string | null>,
+  files: FileHashes,
+): SessionEvidence {
   const { w, instance } = st;
   const runDir = join(w.data, "runs", instance.run);
   st.event("stopped", { reason: end.reason, end: end.end });
@@ -171,15 +215,39 @@ function collectEvidence(st: SessionRunSetup, live: Live, end: Awaited<ReturnTyp
   for (const f of st.fileKeys) files[f] = { before: files[f]?.before ?? null, after: sha256(f) };
   const egressFile = egressLogPath(w.stateDir, instance.run);
   // The proxy writes its log at its first request: a proxy that saw none leaves no file, and an empty log.
-  const egress = existsSync(egressFile) ? readFileSync(egressFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as EgressRecord) : live.hadProxy ? [] : null;
+  const egress = existsSync(egressFile)
+    ? readFileSync(egressFile, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as EgressRecord)
+    : live.hadProxy
+      ? []
+      : null;
   if (existsSync(egressFile)) copyFileSync(egressFile, join(out, "egress.jsonl"));
   const broker = w.broker.records().filter((r) => r.run === instance.run);
   const requests = live.api.requests();
   writeFileSync(join(out, "requests.json"), JSON.stringify(requests, null, 2) + "\n");
   // The capabilities were the stand-in broker's and are void now; they are still kept out of the record.
-  writeFileSync(join(out, "broker.json"), JSON.stringify(broker.map((r) => ({ ...r, cap: r.cap === null ? null : "<capability>" })), null, 2) + "\n");
+  writeFileSync(
+    join(out, "broker.json"),
+    JSON.stringify(
+      broker.map((r) => ({ ...r, cap: r.cap === null ? null : "<capability>" })),
+      null,
+      2,
+    ) + "\n",
+  );
   const exit = end.end.kind === "code" ? end.end.code : null;
-  return { replies, requests, broker, egress, stderr, files, exit, transcripts: readTree([join(runDir, "home"), join(runDir, "session")]), argv: live.session.plan.argv };
+  return {
+    replies,
+    requests,
+    broker,
+    egress,
+    stderr,
+    files,
+    exit,
+    transcripts: readTree([join(runDir, "home"), join(runDir, "session")]),
+    argv: live.session.plan.argv,
+  };
 }
 
 /** Each turn's stderr file, copied into `out/turns`, and its text. */
@@ -187,8 +255,11 @@ function keepTurnStderr(runDir: string, out: string): string[] {
   const turns = join(runDir, "turns");
   if (!existsSync(turns)) return [];
   mkdirSync(join(out, "turns"), { recursive: true });
-  return readdirSync(turns).filter((n) => n.endsWith(".stderr")).sort().map((n) => {
-    copyFileSync(join(turns, n), join(out, "turns", n));
-    return readFileSync(join(turns, n), "utf8");
-  });
+  return readdirSync(turns)
+    .filter((n) => n.endsWith(".stderr"))
+    .sort()
+    .map((n) => {
+      copyFileSync(join(turns, n), join(out, "turns", n));
+      return readFileSync(join(turns, n), "utf8");
+    });
 }

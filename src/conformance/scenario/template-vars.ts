@@ -49,9 +49,12 @@ export function templateVarsIn(s: string): string[] {
 
 /** Why a template variable may not stand here, or null. `where`: the part of the scenario the string is in. */
 export function templateVarProblem(name: string, where: "model" | "assertions" | "other"): string | null {
-  if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name)) return where === "model" ? null : `{{${name}}} is filled per request, only inside a model template`;
-  if (!Object.hasOwn(TEMPLATE_VARS, name)) return `{{${name}}} is not a template variable the runner fills (${Object.keys(TEMPLATE_VARS).join(", ")})`;
-  if (TEMPLATE_VARS[name as TemplateVar].assertionsOnly && where !== "assertions") return `{{${name}}} may stand only in assertions: a script or file holding it would carry the value itself`;
+  if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name))
+    return where === "model" ? null : `{{${name}}} is filled per request, only inside a model template`;
+  if (!Object.hasOwn(TEMPLATE_VARS, name))
+    return `{{${name}}} is not a template variable the runner fills (${Object.keys(TEMPLATE_VARS).join(", ")})`;
+  if (TEMPLATE_VARS[name as TemplateVar].assertionsOnly && where !== "assertions")
+    return `{{${name}}} may stand only in assertions: a script or file holding it would carry the value itself`;
   return null;
 }
 

@@ -39,7 +39,8 @@ export interface ScriptedApiOptions {
 
 const EMPTY: ModelScript = { turns: [], source: "(no script yet)" };
 
-const loudly = (f: ScriptFailure) => process.stderr.write(`scripted API failure: request ${f.seq} ${f.method} ${f.url}: ${f.message}\n`);
+const loudly = (f: ScriptFailure) =>
+  process.stderr.write(`scripted API failure: request ${f.seq} ${f.method} ${f.url}: ${f.message}\n`);
 
 /**
  * A scripted Anthropic Messages API: a real node:http listener on 127.0.0.1 whose answers come
@@ -61,7 +62,11 @@ export async function startScriptedApi(opts: ScriptedApiOptions = {}): Promise<S
       for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
       const method = req.method ?? "GET";
       const body = method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks);
-      const response = await respond(handlers, new Request(new URL(req.url ?? "/", url), { method, headers, body }), recorder);
+      const response = await respond(
+        handlers,
+        new Request(new URL(req.url ?? "/", url), { method, headers, body }),
+        recorder,
+      );
       res.writeHead(response.status, [...response.headers].flat());
       if (response.body === null || method === "HEAD") res.end();
       else await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), res);
@@ -76,7 +81,11 @@ export async function startScriptedApi(opts: ScriptedApiOptions = {}): Promise<S
   return {
     url,
     requests: () => recorder.requests(),
-    messageBodies: () => recorder.requests().filter((r) => r.method === "POST" && r.url.split("?")[0] === "/v1/messages").map((r) => r.body),
+    messageBodies: () =>
+      recorder
+        .requests()
+        .filter((r) => r.method === "POST" && r.url.split("?")[0] === "/v1/messages")
+        .map((r) => r.body),
     failures: () => recorder.failures(),
     remaining: () => remainingTurns(handlers),
     credentialSeen: (header, value) => recorder.credentialSeen(header, value),

@@ -6,7 +6,14 @@ export interface StandIns {
   founderHome: string;
   /** The recognisable value every stand-in carries; it must never reach the model. */
   secret: string;
-  files: { sshKey: string; secretsEnv: string; mosaicState: string; gitCredentials: string; otherWorkspace: string; bashrc: string };
+  files: {
+    sshKey: string;
+    secretsEnv: string;
+    mosaicState: string;
+    gitCredentials: string;
+    otherWorkspace: string;
+    bashrc: string;
+  };
 }
 
 export function plantStandIns(root: string): StandIns {

@@ -12,7 +12,12 @@ export interface ToolRequest {
  * What the stand-in does with one request: a protocol answer, or, to test a client against a
  * broken runner, raw bytes instead of an answer, a hang-up, or silence.
  */
-export type StandInAnswer = { ok: true; result: unknown } | { ok: false; error: string } | { raw: string | Uint8Array } | { hangUp: true } | { silent: true };
+export type StandInAnswer =
+  | { ok: true; result: unknown }
+  | { ok: false; error: string }
+  | { raw: string | Uint8Array }
+  | { hangUp: true }
+  | { silent: true };
 
 const MAX_LINE = 1024 * 1024;
 
@@ -66,7 +71,10 @@ export class ToolSocketStandIn {
         queue = queue.then(() => this.answerLine(socket, line));
       }
       if (buffered.length > MAX_LINE) {
-        queue = queue.then(() => void socket.end(JSON.stringify({ id: null, ok: false, error: "bad request: a line over 1 MiB" }) + "\n"));
+        queue = queue.then(
+          () =>
+            void socket.end(JSON.stringify({ id: null, ok: false, error: "bad request: a line over 1 MiB" }) + "\n"),
+        );
         buffered = Buffer.alloc(0);
       }
     });
@@ -84,7 +92,10 @@ export class ToolSocketStandIn {
     if ("raw" in a) socket.write(a.raw);
     else if ("hangUp" in a) socket.destroy();
     else if ("silent" in a) return;
-    else socket.write(JSON.stringify(a.ok ? { id, ok: true, result: a.result } : { id, ok: false, error: a.error }) + "\n");
+    else
+      socket.write(
+        JSON.stringify(a.ok ? { id, ok: true, result: a.result } : { id, ok: false, error: a.error }) + "\n",
+      );
   }
 }
 
@@ -106,6 +117,7 @@ function parseRequest(bytes: Buffer): { req: ToolRequest } | { bad: string; id: 
   const id = typeof o.id === "string" || typeof o.id === "number" ? o.id : null;
   if (o.id !== undefined && id === null) return { bad: "id is neither a string nor a number", id: null };
   if (typeof o.tool !== "string" || o.tool === "") return { bad: "tool is not a name", id };
-  if (typeof o.args !== "object" || o.args === null || Array.isArray(o.args)) return { bad: "args is not an object", id };
+  if (typeof o.args !== "object" || o.args === null || Array.isArray(o.args))
+    return { bad: "args is not an object", id };
   return { req: { ...(id !== null ? { id } : {}), tool: o.tool, args: o.args as Record<string, unknown> } };
 }

@@ -23,7 +23,9 @@ export function liveIt(need: string, problem: string | null, env: NodeJS.Process
         throw new Error(`live test cannot run under CI: ${need}: ${problem}`);
       });
   }
-  process.stderr.write(`\n!!! LIVE TESTS SKIPPED: ${need}: ${problem}\n!!! Under CI (CI=true) these tests fail instead.\n\n`);
+  process.stderr.write(
+    `\n!!! LIVE TESTS SKIPPED: ${need}: ${problem}\n!!! Under CI (CI=true) these tests fail instead.\n\n`,
+  );
   return (name) => it.skip(`${name} [SKIPPED: ${need}: ${problem}]`, () => {});
 }
 

@@ -10,4 +10,5 @@ export const makeCanary = (label: string): string => `${label}-${randomUUID()}`;
  * A pattern (POSIX ERE and Perl alike) matching any canary made with `label`: a script that must
  * find a canary it was never told (in a process's memory) searches with this, so the two cannot drift.
  */
-export const canaryPattern = (label: string): string => `${label.replace(/[^A-Za-z0-9]/g, "\\$&")}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`;
+export const canaryPattern = (label: string): string =>
+  `${label.replace(/[^A-Za-z0-9]/g, "\\$&")}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`;

@@ -24,7 +24,9 @@ export const LEGIT_REPO: WorkspaceTree = {
   "/.git/refs/heads/main": { file: `${SHA}\n` },
   "/.git/refs/remotes/origin/HEAD": { file: "ref: refs/remotes/origin/main\n" },
   "/.git/refs/tags": "dir",
-  "/.git/logs/HEAD": { file: `0000000000000000000000000000000000000000 ${SHA} host <h@invalid> 1700000000 +0000\tcommit (initial): first\n` },
+  "/.git/logs/HEAD": {
+    file: `0000000000000000000000000000000000000000 ${SHA} host <h@invalid> 1700000000 +0000\tcommit (initial): first\n`,
+  },
   "/.git/logs/refs/heads/main": "file",
   "/README.md": "file",
   "/config": { file: "a file that happens to be called config\n" },
@@ -41,7 +43,8 @@ export interface WorkspaceCase {
   finds: ReadonlyArray<readonly [FindingKind, string]>;
 }
 
-const withoutGit = (t: WorkspaceTree): WorkspaceTree => Object.fromEntries(Object.entries(t).filter(([k]) => !k.startsWith("/.git/")));
+const withoutGit = (t: WorkspaceTree): WorkspaceTree =>
+  Object.fromEntries(Object.entries(t).filter(([k]) => !k.startsWith("/.git/")));
 
 export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
   "legit-repo": {
@@ -82,7 +85,12 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
   },
   "root-head-not-a-ref": {
     why: "near-miss: a HEAD beside objects/ and refs/ at the root that git would not accept as one",
-    tree: { ...withoutGit(LEGIT_REPO), "/HEAD": { file: "the head of the project\n" }, "/objects/list.txt": "file", "/refs/papers.bib": "file" },
+    tree: {
+      ...withoutGit(LEGIT_REPO),
+      "/HEAD": { file: "the head of the project\n" },
+      "/objects/list.txt": "file",
+      "/refs/papers.bib": "file",
+    },
     finds: [],
   },
   "root-config-only": {
@@ -113,7 +121,13 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
   },
   "repository-in-a-subdirectory": {
     why: "a bare repository planted in the work tree: git in or under vendor/x discovers it",
-    tree: { ...LEGIT_REPO, "/vendor/x/HEAD": { file: "ref: refs/heads/x\n" }, "/vendor/x/objects": "dir", "/vendor/x/refs": "dir", "/vendor/x/config": "file" },
+    tree: {
+      ...LEGIT_REPO,
+      "/vendor/x/HEAD": { file: "ref: refs/heads/x\n" },
+      "/vendor/x/objects": "dir",
+      "/vendor/x/refs": "dir",
+      "/vendor/x/config": "file",
+    },
     finds: [["discoverable-repository", "vendor/x/HEAD"]],
   },
   "nested-repository": {
@@ -137,7 +151,10 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
       "/.evil/objects": "dir",
       "/.evil/refs": "dir",
     },
-    finds: [["discoverable-repository", ".evil/HEAD"], ["nested-repository", "sub/.git"]],
+    finds: [
+      ["discoverable-repository", ".evil/HEAD"],
+      ["nested-repository", "sub/.git"],
+    ],
   },
   "submodule-pointer-escapes": {
     why: "a .git file that names .git/modules but climbs out of it",
@@ -159,7 +176,10 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
       "/.evil/objects": "dir",
       "/.evil/refs": "dir",
     },
-    finds: [["discoverable-repository", ".evil/HEAD"], ["git-pointer", ".git/commondir"]],
+    finds: [
+      ["discoverable-repository", ".evil/HEAD"],
+      ["git-pointer", ".git/commondir"],
+    ],
   },
   "gitdir-in-main": {
     why: "a gitdir file in the main git directory, where git never puts one",
@@ -183,8 +203,17 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
   },
   "links-at-the-top-of-git": {
     why: "a HEAD and a packed-refs that are links: git writes through them",
-    tree: { ...withoutGit(LEGIT_REPO), "/.git/HEAD": { link: "/home/founder/.profile" }, "/.git/packed-refs": { link: "../README.md" }, "/.git/objects": "dir", "/.git/refs": "dir" },
-    finds: [["git-not-plain", ".git/HEAD"], ["git-not-plain", ".git/packed-refs"]],
+    tree: {
+      ...withoutGit(LEGIT_REPO),
+      "/.git/HEAD": { link: "/home/founder/.profile" },
+      "/.git/packed-refs": { link: "../README.md" },
+      "/.git/objects": "dir",
+      "/.git/refs": "dir",
+    },
+    finds: [
+      ["git-not-plain", ".git/HEAD"],
+      ["git-not-plain", ".git/packed-refs"],
+    ],
   },
   "git-is-a-link": {
     why: "the workspace's .git itself a link",
@@ -206,11 +235,19 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
       "/.git/index.lock": "file",
       "/.git/evil.sh": { file: "#!/bin/sh\n", mode: 0o755 },
     },
-    finds: [["git-foreign-name", ".git/evil.sh"], ["git-foreign-name", ".git/index.lock"], ["git-foreign-name", ".git/objects"]],
+    finds: [
+      ["git-foreign-name", ".git/evil.sh"],
+      ["git-foreign-name", ".git/index.lock"],
+      ["git-foreign-name", ".git/objects"],
+    ],
   },
   "rebase-in-progress": {
     why: "an interrupted rebase's state left by the session: its todo list's exec line runs on the host's git rebase --continue",
-    tree: { ...LEGIT_REPO, "/.git/rebase-merge/git-rebase-todo": { file: "exec touch /tmp/pwned\n" }, "/.git/rebase-merge/interactive": "file" },
+    tree: {
+      ...LEGIT_REPO,
+      "/.git/rebase-merge/git-rebase-todo": { file: "exec touch /tmp/pwned\n" },
+      "/.git/rebase-merge/interactive": "file",
+    },
     finds: [["git-foreign-name", ".git/rebase-merge"]],
   },
   "foreign-in-a-worktree-gitdir": {
@@ -222,12 +259,22 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
       "/.git/worktrees/wt/config": { file: "[core]\n\tfsmonitor = touch /tmp/pwned;:\n" },
       "/.git/worktrees/wt/hooks/post-checkout": "file",
     },
-    finds: [["git-foreign-name", ".git/worktrees/wt/config"], ["git-foreign-name", ".git/worktrees/wt/hooks"]],
+    finds: [
+      ["git-foreign-name", ".git/worktrees/wt/config"],
+      ["git-foreign-name", ".git/worktrees/wt/hooks"],
+    ],
   },
   "foreign-in-modules": {
     why: "files among submodules' git directories: a hook under a directory with no HEAD (no git directory of git's making), and a stray file",
-    tree: { ...LEGIT_REPO, "/.git/modules/evil/hooks/post-checkout": { file: "#!/bin/sh\n", mode: 0o755 }, "/.git/modules/notes.txt": "file" },
-    finds: [["git-foreign-name", ".git/modules/evil/hooks/post-checkout"], ["git-foreign-name", ".git/modules/notes.txt"]],
+    tree: {
+      ...LEGIT_REPO,
+      "/.git/modules/evil/hooks/post-checkout": { file: "#!/bin/sh\n", mode: 0o755 },
+      "/.git/modules/notes.txt": "file",
+    },
+    finds: [
+      ["git-foreign-name", ".git/modules/evil/hooks/post-checkout"],
+      ["git-foreign-name", ".git/modules/notes.txt"],
+    ],
   },
   "link-among-worktrees": {
     why: "a link where git keeps a linked worktree's git directory",
@@ -236,8 +283,17 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
   },
   "repository-inside-git": {
     why: "a bare repository hidden inside .git/refs, and a .git under .git/info",
-    tree: { ...LEGIT_REPO, "/.git/refs/heads/x/HEAD": { file: `${SHA}\n` }, "/.git/refs/heads/x/objects/a": "file", "/.git/refs/heads/x/refs/b": "file", "/.git/info/.git": "dir" },
-    finds: [["nested-repository", ".git/info/.git"], ["discoverable-repository", ".git/refs/heads/x/HEAD"]],
+    tree: {
+      ...LEGIT_REPO,
+      "/.git/refs/heads/x/HEAD": { file: `${SHA}\n` },
+      "/.git/refs/heads/x/objects/a": "file",
+      "/.git/refs/heads/x/refs/b": "file",
+      "/.git/info/.git": "dir",
+    },
+    finds: [
+      ["nested-repository", ".git/info/.git"],
+      ["discoverable-repository", ".git/refs/heads/x/HEAD"],
+    ],
   },
   "setid-files": {
     why: "a setuid and a setgid file in the work tree, and a setuid file among git's objects",
@@ -247,6 +303,10 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
       "/bin/groupshell": { file: "ELF\n", mode: 0o2755 },
       "/.git/objects/ab/cdef": { file: "x", mode: 0o4444 },
     },
-    finds: [["setid-file", ".git/objects/ab/cdef"], ["setid-file", "bin/groupshell"], ["setid-file", "bin/rootshell"]],
+    finds: [
+      ["setid-file", ".git/objects/ab/cdef"],
+      ["setid-file", "bin/groupshell"],
+      ["setid-file", "bin/rootshell"],
+    ],
   },
 };

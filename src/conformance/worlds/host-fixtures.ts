@@ -13,7 +13,10 @@ const MERGED = {
 const base = {
   top: MERGED,
   node: { path: "/usr/bin/node", realPath: "/usr/bin/node" },
-  claude: { path: "/usr/local/bin/claude", realPath: "/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe" },
+  claude: {
+    path: "/usr/local/bin/claude",
+    realPath: "/usr/local/lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe",
+  },
   nodeModulesRealPath: "/srv/mosaic/node_modules",
   home: "/home/founder",
   bwrapVersion: "bubblewrap 0.8.0",
@@ -28,7 +31,10 @@ export const HOST_LAYOUTS: Readonly<Record<string, { why: string; facts: HostFac
   "merged-usr": { why: "Debian 12: /bin, /lib, /lib64, /sbin are links into /usr", facts: base },
   "split-usr": {
     why: "/bin, /lib, /lib64, /sbin are real directories",
-    facts: { ...base, top: { "/bin": { kind: "dir" }, "/lib": { kind: "dir" }, "/lib64": { kind: "dir" }, "/sbin": { kind: "dir" } } },
+    facts: {
+      ...base,
+      top: { "/bin": { kind: "dir" }, "/lib": { kind: "dir" }, "/lib64": { kind: "dir" }, "/sbin": { kind: "dir" } },
+    },
   },
   "node-opt": {
     why: "node installed under /opt behind a version link",

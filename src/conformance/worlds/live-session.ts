@@ -87,18 +87,41 @@ export type LiveSession = {
 };
 
 /** Plans and writes one launch of a shipped example instance (claude-coder or pi-coder) under setup.root. */
-export function planLiveSession(setup: SessionSetup, name: string, apiUrl: string, example: "claude-coder" | "pi-coder", hostEnv: Record<string, string | undefined> = {}): LiveSession {
+export function planLiveSession(
+  setup: SessionSetup,
+  name: string,
+  apiUrl: string,
+  example: "claude-coder" | "pi-coder",
+  hostEnv: Record<string, string | undefined> = {},
+): LiveSession {
   const R = setup.root;
   const { ws, run, home } = layOutRun(R, name);
   // The host's environment: stand-in credentials the proxy adds upstream (hostEnv overrides; undefined removes).
-  const env = Object.fromEntries(Object.entries({ PATH: process.env.PATH, MOSAIC_CLAUDE_BIN: CLAUDE_BIN, ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token", ANTHROPIC_BASE_URL: apiUrl, ANTHROPIC_API_KEY: "stand-in-api-key", LANG: "C.UTF-8", ...hostEnv }).filter(([, v]) => v !== undefined));
+  const env = Object.fromEntries(
+    Object.entries({
+      PATH: process.env.PATH,
+      MOSAIC_CLAUDE_BIN: CLAUDE_BIN,
+      ANTHROPIC_AUTH_TOKEN: "stand-in-proxy-token",
+      ANTHROPIC_BASE_URL: apiUrl,
+      ANTHROPIC_API_KEY: "stand-in-api-key",
+      LANG: "C.UTF-8",
+      ...hostEnv,
+    }).filter(([, v]) => v !== undefined),
+  );
   // The facts the session is planned and bound with are the ones its launch was decided on.
-  const facts: HostFacts = { ...setup.hostFacts, home: setup.founderHome, claude: { path: CLAUDE_BIN, realPath: realpathSync(CLAUDE_BIN) } };
+  const facts: HostFacts = {
+    ...setup.hostFacts,
+    home: setup.founderHome,
+    claude: { path: CLAUDE_BIN, realPath: realpathSync(CLAUDE_BIN) },
+  };
   const plan = decideExample(example, name, ws, run, facts, env);
   writeBundle(plan.bundleDir, plan.bundle);
-  if (plan.harness === "claude-code") warmGateCache(setup.hostFacts.node.path, REPO_ROOT, gateCompileCacheDir(plan.bundleDir));
+  if (plan.harness === "claude-code")
+    warmGateCache(setup.hostFacts.node.path, REPO_ROOT, gateCompileCacheDir(plan.bundleDir));
   const harness = plan.harness;
-  const gate = importGraph([join(REPO_ROOT, harness === "pi" ? "src/host/pi-extension.ts" : "src/host/claude-gate.ts")]);
+  const gate = importGraph([
+    join(REPO_ROOT, harness === "pi" ? "src/host/pi-extension.ts" : "src/host/claude-gate.ts"),
+  ]);
   if (harness === "pi") {
     // Pi ignores ANTHROPIC_BASE_URL; the bundle's models.json routes its provider to the in-sandbox
     // model port with the placeholder key, and Pi reads it from its agent dir, as the launcher copies it.
@@ -121,7 +144,18 @@ export function planLiveSession(setup: SessionSetup, name: string, apiUrl: strin
     workspace: ws,
     runDir: run,
   };
-  return { plan, spec, facts, ws, run, home, gatePackages: gate.packages, apiUrl, hostEnv: env, egressLog: egressLogPath(join(R, "state"), name) };
+  return {
+    plan,
+    spec,
+    facts,
+    ws,
+    run,
+    home,
+    gatePackages: gate.packages,
+    apiUrl,
+    hostEnv: env,
+    egressLog: egressLogPath(join(R, "state"), name),
+  };
 }
 
 /** The session's workspace and run directory, with what the host writes into a run before a launch. */
@@ -129,7 +163,8 @@ function layOutRun(root: string, name: string): { ws: string; run: string; home:
   const ws = join(root, "data/workspaces/acme", name);
   const run = join(root, "data/runs", name);
   const home = join(run, "home-seed");
-  for (const d of [ws, home, join(run, "home"), join(run, "turns"), join(run, "sock")]) mkdirSync(d, { recursive: true });
+  for (const d of [ws, home, join(run, "home"), join(run, "turns"), join(run, "sock")])
+    mkdirSync(d, { recursive: true });
   chmodSync(join(run, "home"), 0o700);
   chmodSync(join(run, "sock"), 0o700);
   // The host's record of the session; binds() mounts it read-only, so it must exist.
@@ -138,10 +173,22 @@ function layOutRun(root: string, name: string): { ws: string; run: string; home:
 }
 
 /** The shipped example instance, decided as the launcher decides it; anything but a launch throws. */
-function decideExample(example: "claude-coder" | "pi-coder", name: string, ws: string, run: string, facts: HostFacts, env: Record<string, string | undefined>) {
-  const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
+function decideExample(
+  example: "claude-coder" | "pi-coder",
+  name: string,
+  ws: string,
+  run: string,
+  facts: HostFacts,
+  env: Record<string, string | undefined>,
+) {
+  const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as {
+    instance: Record<string, unknown>;
+  };
   const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
-  const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
+  const settings = parseSettings({
+    launch: { models: ["claude-sonnet-4-5"] },
+    plugins: { harness: ["pi", "claude-code"] },
+  });
   const decision = decideLaunch(instance, settings, readLaunchFacts(facts, { repo: REPO_ROOT, runDir: run }), env);
   if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
   return decision.plan;
@@ -151,16 +198,54 @@ function decideExample(example: "claude-coder" | "pi-coder", name: string, ws: s
  * The adapter's command, in the workspace, inside the sandbox, with the message appended. The
  * turn's stdout and stderr also go to `<run>/turns/turn.log`, which a failed test keeps.
  */
-export async function runLiveTurn(s: LiveSession, message: string, table: Bind[] = binds(s.spec, s.facts, realFsView()), editArgv: (argv: string[]) => string[] = (a) => a): Promise<ProcessResult> {
+export async function runLiveTurn(
+  s: LiveSession,
+  message: string,
+  table: Bind[] = binds(s.spec, s.facts, realFsView()),
+  editArgv: (argv: string[]) => string[] = (a) => a,
+): Promise<ProcessResult> {
   const argv = editArgv(bwrapArgv(s.spec, s.facts, table));
   const dd = argv.lastIndexOf("--");
   // The session's network is its own loopback: the front forwards the model port to the host's
   // proxy on <run>/sock/model.sock, which adds the real credential and logs each request.
   const socket = runSockets(s.run).model;
-  const proxy = serveModelProxy({ socket, upstream: s.apiUrl, credential: upstreamCredential(s.plan.credentialSet, s.hostEnv), mode: "model-only", egressLog: s.egressLog });
+  const proxy = serveModelProxy({
+    socket,
+    upstream: s.apiUrl,
+    credential: upstreamCredential(s.plan.credentialSet, s.hostEnv),
+    mode: "model-only",
+    egressLog: s.egressLog,
+  });
   await proxy.listening;
-  const inner = ["/bin/sh", "-c", 'cp -a "$0/." "$HOME/" && cd "$1" && shift 2 && exec "$@"', s.home, s.plan.adapter.cwd, "_", ...modelFrontArgv(s.facts.node.path, s.run, s.modelPort), ...s.plan.adapter.argv, message];
-  const r = await runConfined({ command: [...argv.slice(0, dd + 1), ...inner], env: s.plan.adapter.env, facts: s.facts, timeoutMs: 60_000, asSession: { trees: [s.ws, s.run] } }).finally(() => proxy.close());
-  appendFileSync(join(s.run, "turns/turn.log"), [`$ ${s.plan.adapter.argv.join(" ")} ${message}`, `exit ${r.status} signal ${r.signal} timedOut ${r.timedOut}`, "-- stdout", r.stdout, "-- stderr", r.stderr, ""].join("\n"));
+  const inner = [
+    "/bin/sh",
+    "-c",
+    'cp -a "$0/." "$HOME/" && cd "$1" && shift 2 && exec "$@"',
+    s.home,
+    s.plan.adapter.cwd,
+    "_",
+    ...modelFrontArgv(s.facts.node.path, s.run, s.modelPort),
+    ...s.plan.adapter.argv,
+    message,
+  ];
+  const r = await runConfined({
+    command: [...argv.slice(0, dd + 1), ...inner],
+    env: s.plan.adapter.env,
+    facts: s.facts,
+    timeoutMs: 60_000,
+    asSession: { trees: [s.ws, s.run] },
+  }).finally(() => proxy.close());
+  appendFileSync(
+    join(s.run, "turns/turn.log"),
+    [
+      `$ ${s.plan.adapter.argv.join(" ")} ${message}`,
+      `exit ${r.status} signal ${r.signal} timedOut ${r.timedOut}`,
+      "-- stdout",
+      r.stdout,
+      "-- stderr",
+      r.stderr,
+      "",
+    ].join("\n"),
+  );
   return r;
 }

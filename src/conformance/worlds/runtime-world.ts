@@ -4,7 +4,12 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { parseInstance, parseSettings, type LaunchSettings, type ResolvedInstance } from "../../core/launch/instance.ts";
+import {
+  parseInstance,
+  parseSettings,
+  type LaunchSettings,
+  type ResolvedInstance,
+} from "../../core/launch/instance.ts";
 import { launch, type LaunchRequest, type Session } from "../../host/launcher.ts";
 import { readHostFacts } from "../../host/host-facts.ts";
 import { startBroker, type StandInBroker } from "../stand-ins/broker/server.ts";
@@ -42,12 +47,27 @@ export async function makeRuntimeWorld(label: string): Promise<RuntimeWorld> {
   const facts = readHostFacts({ repo: REPO_ROOT });
   const broker = await startBroker({ dir: join(root, "b"), sessions: facts.uid === 0 ? facts.session : null });
   const stateDir = join(root, "state");
-  const settings = parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } });
-  const hostEnv: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", HOME: stand.founderHome };
+  const settings = parseSettings({
+    launch: { models: ["claude-sonnet-4-5"] },
+    plugins: { harness: ["pi", "claude-code"] },
+  });
+  const hostEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    LANG: "C.UTF-8",
+    HOME: stand.founderHome,
+  };
   return {
-    root, data, stand, broker, stateDir, settings, hostEnv,
+    root,
+    data,
+    stand,
+    broker,
+    stateDir,
+    settings,
+    hostEnv,
     instance(example, name, patch = {}) {
-      const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as { instance: Record<string, unknown> };
+      const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as {
+        instance: Record<string, unknown>;
+      };
       const ws = join(data, "workspaces/acme", name);
       mkdirSync(ws, { recursive: true });
       chmodSync(ws, 0o755);
@@ -55,8 +75,15 @@ export async function makeRuntimeWorld(label: string): Promise<RuntimeWorld> {
     },
     request(instance, extra = {}) {
       return {
-        instance, settings, hostEnv, repo: REPO_ROOT, runDir: join(data, "runs", instance.run), stateDir,
-        brokerSocket: broker.brokerSocket, launchSocket: broker.launchSocket, bus: broker,
+        instance,
+        settings,
+        hostEnv,
+        repo: REPO_ROOT,
+        runDir: join(data, "runs", instance.run),
+        stateDir,
+        brokerSocket: broker.brokerSocket,
+        launchSocket: broker.launchSocket,
+        bus: broker,
         adapter: { kind: "fake", script: FAKE_ADAPTER },
         timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 20 },
         ...extra,
@@ -89,7 +116,13 @@ export async function waitClaimed(w: RuntimeWorld, s: Session, run: string, time
 }
 
 /** Sends one message to the session's instance and waits for the RESULT it sends back. */
-export async function ask(w: RuntimeWorld, instance: string, body: string, from = "pm-test", timeoutMs = 30_000): Promise<string> {
+export async function ask(
+  w: RuntimeWorld,
+  instance: string,
+  body: string,
+  from = "pm-test",
+  timeoutMs = 30_000,
+): Promise<string> {
   const id = w.broker.deliver(instance, { from, body });
   for (const t0 = Date.now(); Date.now() - t0 < timeoutMs; ) {
     const reply = w.broker.sentTo(from).find((m) => m.kind === "result" && m.replyTo === id);
@@ -98,4 +131,3 @@ export async function ask(w: RuntimeWorld, instance: string, body: string, from 
   }
   throw new Error(`no reply to ${id} within ${timeoutMs} ms`);
 }
-

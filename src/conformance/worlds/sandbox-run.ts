@@ -36,16 +36,26 @@ export async function runConfined(r: ConfinedRun): Promise<ProcessResult> {
   prepareRunnerNode(r.facts.runnerNode, r.facts.node.path);
   const seccompFile = prepareSeccompFile(stateDir, r.facts.arch, r.seccomp);
   const want = r.cgroups ?? { pids: true, memory: true };
-  const cg = r.facts.uid === 0
-    ? makeSessionCgroups({ pids: want.pids ? r.facts.cgroups.pids : null, memory: want.memory ? r.facts.cgroups.memory : null }, `live-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`)
-    : [];
+  const cg =
+    r.facts.uid === 0
+      ? makeSessionCgroups(
+          { pids: want.pids ? r.facts.cgroups.pids : null, memory: want.memory ? r.facts.cgroups.memory : null },
+          `live-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+        )
+      : [];
   let command = r.command;
   if (r.asSession !== undefined && r.facts.uid === 0) {
     for (const t of r.asSession.trees) handOver(t, r.facts.session);
     command = [...dropToSession(r.facts), ...command];
   }
   try {
-    const child = spawnSandbox({ command, env: r.env, seccompFile, cgroupProcs: cg.map((c) => join(c, "cgroup.procs")), stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawnSandbox({
+      command,
+      env: r.env,
+      seccompFile,
+      cgroupProcs: cg.map((c) => join(c, "cgroup.procs")),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const result = collectProcess(child, r.timeoutMs);
     child.stdin!.on("error", () => {});
     child.stdin!.end(r.stdin ?? "");

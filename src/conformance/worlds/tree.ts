@@ -27,11 +27,21 @@ const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 export function treeProblem(tree: WorkspaceTree): string | null {
   const keys = Object.keys(tree);
   for (const k of keys) {
-    if (!k.startsWith("/") || k === "/" || k.endsWith("/") || k.split("/").slice(1).some((s) => s === "" || s === "." || s === ".."))
+    if (
+      !k.startsWith("/") ||
+      k === "/" ||
+      k.endsWith("/") ||
+      k
+        .split("/")
+        .slice(1)
+        .some((s) => s === "" || s === "." || s === "..")
+    )
       return `${JSON.stringify(k)}: not a normal absolute path`;
-    if (k.split("/").some((s) => bytes(s) > NAME_MAX)) return `${JSON.stringify(k)}: a name longer than ${NAME_MAX} bytes cannot exist`;
+    if (k.split("/").some((s) => bytes(s) > NAME_MAX))
+      return `${JSON.stringify(k)}: a name longer than ${NAME_MAX} bytes cannot exist`;
     for (const other of keys) {
-      if (other !== k && other.startsWith(k + "/") && tree[k] !== "dir") return `${JSON.stringify(other)} lies under a ${typeof tree[k] === "string" ? tree[k] : "link" in (tree[k] as object) ? "link" : "file"}`;
+      if (other !== k && other.startsWith(k + "/") && tree[k] !== "dir")
+        return `${JSON.stringify(other)} lies under a ${typeof tree[k] === "string" ? tree[k] : "link" in (tree[k] as object) ? "link" : "file"}`;
     }
   }
   return null;
@@ -60,7 +70,15 @@ export function memoryView(tree: Tree, root = ""): FsView {
       d = dirname(d);
     }
   }
-  for (const [k, e] of Object.entries(tree)) entries.set(root + k, e === "dir" ? { kind: "dir" } : e === "file" ? { kind: "file" } : { kind: "link", target: rebaseTarget(e.link, root) });
+  for (const [k, e] of Object.entries(tree))
+    entries.set(
+      root + k,
+      e === "dir"
+        ? { kind: "dir" }
+        : e === "file"
+          ? { kind: "file" }
+          : { kind: "link", target: rebaseTarget(e.link, root) },
+    );
   const MISSING: FsEntry = { kind: "missing" };
   const DIR: FsEntry = { kind: "dir" };
   const TOO_LONG: FsEntry = { kind: "unreadable", why: "ENAMETOOLONG" };
@@ -134,7 +152,18 @@ export function treeView(tree: WorkspaceTree, root: string): TreeView {
   const stats = new Map<string, TreeStat>([[root, { kind: "dir", mode: 0o755 }]]);
   const children = new Map<string, Set<string>>();
   for (const [k, e] of Object.entries(tree)) {
-    stats.set(root + k, e === "dir" ? { kind: "dir", mode: 0o755 } : e === "fifo" ? { kind: "other", mode: 0o644 } : e === "file" ? { kind: "file", mode: 0o644 } : "link" in e ? { kind: "link", mode: 0o777 } : { kind: "file", mode: e.mode ?? 0o644 });
+    stats.set(
+      root + k,
+      e === "dir"
+        ? { kind: "dir", mode: 0o755 }
+        : e === "fifo"
+          ? { kind: "other", mode: 0o644 }
+          : e === "file"
+            ? { kind: "file", mode: 0o644 }
+            : "link" in e
+              ? { kind: "link", mode: 0o777 }
+              : { kind: "file", mode: e.mode ?? 0o644 },
+    );
     for (let c = k; c !== "/"; c = dirname(c)) {
       const parent = dirname(c);
       const at = parent === "/" ? root : root + parent;

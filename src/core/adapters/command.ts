@@ -62,19 +62,37 @@ export function piCommand(inp: AdapterInput, piBinary: string): AdapterCommand {
   const argv = [
     // The node the preflight checked (Pi needs 22.19 or newer), not whatever node the pi script's
     // `#!/usr/bin/env node` would find on the session's PATH.
-    paths.node, piBinary, "-p",
-    "--provider", route.provider, "--model", route.model, ...thinking,
-    "--no-session", "--offline",
+    paths.node,
+    piBinary,
+    "-p",
+    "--provider",
+    route.provider,
+    "--model",
+    route.model,
+    ...thinking,
+    "--no-session",
+    "--offline",
     // safety: pi-ambient-context
-    "-nc", "-ns", "-ne", // no AGENTS.md/CLAUDE.md, skills or discovered extensions
-    "-np", "-na", // safety: pi-project-files (no prompt templates, no project-local .pi files from the workspace)
-    "-e", `${paths.repo}/src/host/pi-extension.ts`, // safety: pi-no-gate
+    "-nc",
+    "-ns",
+    "-ne", // no AGENTS.md/CLAUDE.md, skills or discovered extensions
+    "-np",
+    "-na", // safety: pi-project-files (no prompt templates, no project-local .pi files from the workspace)
+    "-e",
+    `${paths.repo}/src/host/pi-extension.ts`, // safety: pi-no-gate
     // Pi's allowlist covers extension tools too, so the typed tools must be on it.
-    "--tools", [...builtIns, ...inp.typedTools].join(","), // safety: pi-tools-unlimited
-    "--append-system-prompt", `${bundleDir(paths.runDir)}/prompt.md`,
+    "--tools",
+    [...builtIns, ...inp.typedTools].join(","), // safety: pi-tools-unlimited
+    "--append-system-prompt",
+    `${bundleDir(paths.runDir)}/prompt.md`,
     "--",
   ];
-  return { argv, env: { ...adapterEnvironment(inp, builtIns), ...placeholderEnv(inp.credentialSet, MODEL_URL) }, cwd: inp.workspace, stdin: "closed" }; // safety: pi-real-credential
+  return {
+    argv,
+    env: { ...adapterEnvironment(inp, builtIns), ...placeholderEnv(inp.credentialSet, MODEL_URL) },
+    cwd: inp.workspace,
+    stdin: "closed",
+  }; // safety: pi-real-credential
 }
 
 /** MOSAIC_CLAUDE_BIN when set and non-empty, else claude from PATH; the preflight already refused a relative one. */
@@ -90,27 +108,44 @@ export function claudeBinary(hostEnv: Readonly<Record<string, string | undefined
  */
 export function claudeCommand(inp: AdapterInput): AdapterCommand {
   const { route, paths } = inp;
-  if (route.thinking === null) throw new MosaicError("no-effort", "vars.thinking", "Claude Code needs a thinking level for --effort");
+  if (route.thinking === null)
+    throw new MosaicError("no-effort", "vars.thinking", "Claude Code needs a thinking level for --effort");
   const b = bundleDir(paths.runDir);
   const builtIns = route.module.builtInTools(inp.toolLimit);
   const argv = [
     claudeBinary(inp.hostEnv),
     "-p", // safety: bare-passed
-    "--output-format", "stream-json", "--verbose",
-    "--model", route.model,
-    "--effort", route.thinking,
-    "--settings", `${b}/settings.json`,
-    "--setting-sources", "", // safety: setting-sources-dropped
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--model",
+    route.model,
+    "--effort",
+    route.thinking,
+    "--settings",
+    `${b}/settings.json`,
+    "--setting-sources",
+    "", // safety: setting-sources-dropped
     // No CLAUDE.md file (user, parent, workspace) or auto-memory in the prompt; file tools kept to the working directory.
     "--restricted", // safety: restricted-dropped
-    "--mcp-config", `${b}/mcp.json`,
+    "--mcp-config",
+    `${b}/mcp.json`,
     "--strict-mcp-config", // safety: strict-mcp-dropped
-    "--tools", builtIns.join(","), // safety: claude-tools-unlimited
+    "--tools",
+    builtIns.join(","), // safety: claude-tools-unlimited
     // dontAsk denies whatever is not listed; the PreToolUse hook still runs first and can block.
-    "--permission-mode", "dontAsk", // safety: claude-bypass-permissions
-    "--allowedTools", [...builtIns, ...inp.typedTools].join(","),
-    "--append-system-prompt-file", `${b}/prompt.md`,
+    "--permission-mode",
+    "dontAsk", // safety: claude-bypass-permissions
+    "--allowedTools",
+    [...builtIns, ...inp.typedTools].join(","),
+    "--append-system-prompt-file",
+    `${b}/prompt.md`,
     "--",
   ];
-  return { argv, env: { ...adapterEnvironment(inp, builtIns), ...placeholderEnv(inp.credentialSet, MODEL_URL) }, cwd: inp.workspace, stdin: "closed" }; // safety: claude-real-credential
+  return {
+    argv,
+    env: { ...adapterEnvironment(inp, builtIns), ...placeholderEnv(inp.credentialSet, MODEL_URL) },
+    cwd: inp.workspace,
+    stdin: "closed",
+  }; // safety: claude-real-credential
 }

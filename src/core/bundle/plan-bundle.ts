@@ -86,14 +86,19 @@ export function planBundle(inp: BundleInput): BundleFiles {
   };
 
   const files: BundleFiles = {
-    "prompt.md": renderPrompt(inp, tools.map((t) => `- \`${mod.typedToolName(t.name)}\` (${describeVia(t.via)}): ${t.description}`)),
+    "prompt.md": renderPrompt(
+      inp,
+      tools.map((t) => `- \`${mod.typedToolName(t.name)}\` (${describeVia(t.via)}): ${t.description}`),
+    ),
     "policy.json": json(policy),
     "tools.json": json({ version: BUNDLE_VERSION, tools: renderTools(tools, mod.typedToolName) }),
   };
   if (route.harness === "pi") {
     // Pi ignores ANTHROPIC_BASE_URL: its models.json routes the built-in provider to the in-sandbox
     // model port, with the placeholder for a key. The launcher puts a copy in Pi's agent dir.
-    files["models.json"] = json({ providers: { [route.provider]: { baseUrl: MODEL_URL, apiKey: CREDENTIAL_PLACEHOLDER } } });
+    files["models.json"] = json({
+      providers: { [route.provider]: { baseUrl: MODEL_URL, apiKey: CREDENTIAL_PLACEHOLDER } },
+    });
   }
   if (route.harness === "claude-code") {
     files["settings.json"] = json({
@@ -101,7 +106,13 @@ export function planBundle(inp: BundleInput): BundleFiles {
         PreToolUse: [
           {
             matcher: "*", // safety: hook-matcher-narrowed
-            hooks: [{ type: "command", command: gateHookCommand(paths.node, paths.repo, `${bundle}/policy.json`, gateCompileCacheDir(bundle)), timeout: HOOK_TIMEOUT_SECONDS }],
+            hooks: [
+              {
+                type: "command",
+                command: gateHookCommand(paths.node, paths.repo, `${bundle}/policy.json`, gateCompileCacheDir(bundle)),
+                timeout: HOOK_TIMEOUT_SECONDS,
+              },
+            ],
           },
         ],
       },

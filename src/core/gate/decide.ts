@@ -43,14 +43,17 @@ function decideCall(rawPolicy: unknown, tool: unknown, input: unknown, rawFs: Fs
   if (typeof tool !== "string") return block("the tool name is not a string");
   // An empty typed-tool list grants no name: it is not "any".
   // safety: gate-unknown-tool // safety: gate-empty-typed-allows
-  if (!policy.builtInTools.includes(tool) && !policy.typedTools.includes(tool)) return block(`${tool} is not one of this session's tools`);
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return block(`${tool}: the input is not a JSON object`);
+  if (!policy.builtInTools.includes(tool) && !policy.typedTools.includes(tool))
+    return block(`${tool} is not one of this session's tools`);
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    return block(`${tool}: the input is not a JSON object`);
   const ft = fileTool(tool);
   if (ft === undefined) return ALLOW;
 
   const fs = memoised(rawFs);
   const ws = resolvePhysical(fs, policy.workspace);
-  if (ws.kind !== "resolved" || !ws.exists) return block(`the workspace ${policy.workspace} does not resolve (${judge(ws, "/") ?? "it does not exist"})`);
+  if (ws.kind !== "resolved" || !ws.exists)
+    return block(`the workspace ${policy.workspace} does not resolve (${judge(ws, "/") ?? "it does not exist"})`);
   const ctx: Ctx = { policy, fs, wsGiven: policy.workspace, wsReal: ws.path };
   const args = input as Record<string, unknown>;
   for (const f of ft.fields) {
@@ -67,7 +70,8 @@ function checkField(ctx: Ctx, f: PathField, args: Record<string, unknown>, spell
   if (f.role === "path") return checkPath(ctx, v, spellings);
   const parts = splitPattern(v);
   const climb = climbsAfterWildcard(parts);
-  if (climb !== null) return `${JSON.stringify(v)} has ".." after a wildcard (${JSON.stringify(climb)}), which could climb out`;
+  if (climb !== null)
+    return `${JSON.stringify(v)} has ".." after a wildcard (${JSON.stringify(climb)}), which could climb out`;
   // Two fixed parts: the gate's own short cut, and the longer one Claude Code's Glob searches
   // (a ] } \ or extglob does not end it), which may go through a link the short one stops before.
   const bases = [{ what: "its fixed prefix", base: parts.prefix }];
@@ -110,7 +114,11 @@ function candidates(ctx: Ctx, raw: string, normalised: string): Candidate[] {
     // Lexical ".." is what Pi and Claude Code open; a caller that hands ".." to the kernel
     // climbs from a link's target instead. Check that reading too.
     // safety: gate-no-physical-dotdot
-    if (value.split("/").includes("..")) out.push({ how: `${how}with ".." taken after links, `, path: isAbsolute(value) ? value : `${ctx.wsReal}/${value}` });
+    if (value.split("/").includes(".."))
+      out.push({
+        how: `${how}with ".." taken after links, `,
+        path: isAbsolute(value) ? value : `${ctx.wsReal}/${value}`,
+      });
   }
   return out;
 }
@@ -120,7 +128,8 @@ function checkPath(ctx: Ctx, raw: string, spellings: boolean): string | null {
   const n = normalisePiPath(raw, ctx.policy.home);
   if (!n.ok) return `${JSON.stringify(raw)}: ${n.why}`;
   // A file URL's %00 decodes to one: no tool can open such a name, and no view may be asked it.
-  if (n.path.includes("\0")) return `${JSON.stringify(raw)} names a NUL byte once normalised (${JSON.stringify(n.path)})`; // safety: gate-nul-after-normalising
+  if (n.path.includes("\0"))
+    return `${JSON.stringify(raw)} names a NUL byte once normalised (${JSON.stringify(n.path)})`; // safety: gate-nul-after-normalising
   const cands = candidates(ctx, raw, n.path);
   for (const c of cands) {
     const problem = judge(resolvePhysical(ctx.fs, c.path), ctx.wsReal);
@@ -133,7 +142,8 @@ function checkPath(ctx: Ctx, raw: string, spellings: boolean): string | null {
       // A spelling that is not there is one Pi's read will not open.
       if (r.kind === "resolved" && !r.exists) continue;
       const problem = judge(r, ctx.wsReal);
-      if (problem !== null) return `${JSON.stringify(raw)}: Pi's read may open its ${s.label} spelling ${JSON.stringify(s.path)}, which ${problem}`;
+      if (problem !== null)
+        return `${JSON.stringify(raw)}: Pi's read may open its ${s.label} spelling ${JSON.stringify(s.path)}, which ${problem}`;
     }
   }
   return null;

@@ -25,21 +25,53 @@ export const FILE_TOOLS: Readonly<Record<string, FileTool>> = {
   // Pi: every tool resolves its path with resolveToCwd; read with resolveReadPath.
   // safety: gate-pi-read-unchecked
   read: { fields: [path("path", true)], readSpellings: true, why: "Pi read: opens path, or another spelling of it" },
-  write: { fields: [path("path", true)], readSpellings: false, why: "Pi write: creates path and its missing directories" },
+  write: {
+    fields: [path("path", true)],
+    readSpellings: false,
+    why: "Pi write: creates path and its missing directories",
+  },
   edit: { fields: [path("path", true)], readSpellings: false, why: "Pi edit: rewrites path" },
-  grep: { fields: [path("path", false)], readSpellings: false, why: "Pi grep: searches path (its pattern is a regex, not a path)" },
-  find: { fields: [path("path", false), pattern("pattern")], readSpellings: false, why: "Pi find: globs pattern under path" },
+  grep: {
+    fields: [path("path", false)],
+    readSpellings: false,
+    why: "Pi grep: searches path (its pattern is a regex, not a path)",
+  },
+  find: {
+    fields: [path("path", false), pattern("pattern")],
+    readSpellings: false,
+    why: "Pi find: globs pattern under path",
+  },
   ls: { fields: [path("path", false)], readSpellings: false, why: "Pi ls: lists path" },
   // Claude Code: it makes paths absolute against its real working directory before the hook.
   // safety: gate-cc-read-no-spellings
-  Read: { fields: [path("file_path", true)], readSpellings: true, why: "Claude Code Read: gets Pi's spelling check too (fail closed)" },
+  Read: {
+    fields: [path("file_path", true)],
+    readSpellings: true,
+    why: "Claude Code Read: gets Pi's spelling check too (fail closed)",
+  },
   // safety: gate-cc-write-unchecked
   Write: { fields: [path("file_path", true)], readSpellings: false, why: "Claude Code Write: creates file_path" },
   Edit: { fields: [path("file_path", true)], readSpellings: false, why: "Claude Code Edit: rewrites file_path" },
-  MultiEdit: { fields: [path("file_path", true)], readSpellings: false, why: "Claude Code MultiEdit: rewrites file_path" },
-  NotebookEdit: { fields: [path("notebook_path", true)], readSpellings: false, why: "Claude Code NotebookEdit: rewrites notebook_path" },
-  Glob: { fields: [path("path", false), pattern("pattern")], readSpellings: false, why: "Claude Code Glob: globs pattern under path" },
-  Grep: { fields: [path("path", false)], readSpellings: false, why: "Claude Code Grep: searches path (pattern is a regex; glob filters names under path)" },
+  MultiEdit: {
+    fields: [path("file_path", true)],
+    readSpellings: false,
+    why: "Claude Code MultiEdit: rewrites file_path",
+  },
+  NotebookEdit: {
+    fields: [path("notebook_path", true)],
+    readSpellings: false,
+    why: "Claude Code NotebookEdit: rewrites notebook_path",
+  },
+  Glob: {
+    fields: [path("path", false), pattern("pattern")],
+    readSpellings: false,
+    why: "Claude Code Glob: globs pattern under path",
+  },
+  Grep: {
+    fields: [path("path", false)],
+    readSpellings: false,
+    why: "Claude Code Grep: searches path (pattern is a regex; glob filters names under path)",
+  },
 };
 
 export function fileTool(name: string): FileTool | undefined {

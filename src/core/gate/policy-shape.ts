@@ -13,7 +13,8 @@ export function readGatePolicy(policy: unknown): GatePolicy | { malformed: strin
   const p = policy as Record<string, unknown>;
   for (const f of ["workspace", "home"] as const) {
     const v = p[f];
-    if (typeof v !== "string" || !isAbsolute(v) || v.includes("\0")) return { malformed: `${f} is not an absolute path` };
+    if (typeof v !== "string" || !isAbsolute(v) || v.includes("\0"))
+      return { malformed: `${f} is not an absolute path` };
   }
   for (const f of ["builtInTools", "typedTools"] as const) {
     if (!isStringArray(p[f])) return { malformed: `${f} is not a list of names` };

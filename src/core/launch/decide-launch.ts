@@ -63,26 +63,49 @@ export function decideLaunch(
   if (choice.kind === "refuse") return choice;
   const { route } = choice;
 
-  if (facts.sandboxProblem !== null) // safety: no-sandbox-check // safety: sandbox-check-one-harness
+  if (facts.sandboxProblem !== null)
+    // safety: no-sandbox-check // safety: sandbox-check-one-harness
     return refuse("sandbox-unavailable", `the sandbox is unavailable: ${facts.sandboxProblem}`);
 
   const founder = founderVariables(env);
-  if (founder.length > 0) // safety: founder-check-dropped // safety: founder-check-one-harness
-    return refuse("founder-credentials", `the environment that would reach the session carries founder credentials: ${founder.join(", ")}; remove them from the bus unit's environment`);
+  if (founder.length > 0)
+    // safety: founder-check-dropped // safety: founder-check-one-harness
+    return refuse(
+      "founder-credentials",
+      `the environment that would reach the session carries founder credentials: ${founder.join(", ")}; remove them from the bus unit's environment`,
+    );
 
   const credentialSet = presentCredentialSet(env);
-  if (route.harness === "claude-code" && credentialSet === null) // safety: no-credential-check
-    return refuse("no-session-credential", `a Claude Code session needs one full credential set (${credentialHelp()}); none is set in the bus unit's EnvironmentFile`);
+  if (route.harness === "claude-code" && credentialSet === null)
+    // safety: no-credential-check
+    return refuse(
+      "no-session-credential",
+      `a Claude Code session needs one full credential set (${credentialHelp()}); none is set in the bus unit's EnvironmentFile`,
+    );
 
   const paths: RunPaths = { runDir: facts.runDir, repo: facts.repo, node: facts.node.path };
   const binary = facts.binaries[route.harness];
   const harnessVersion = binary.version ?? "unknown";
   const bundle = planBundle({
-    instance, route, which: choice.which, reason: choice.reason, harnessVersion, paths,
-    credentialSet, digests: facts.digests,
+    instance,
+    route,
+    which: choice.which,
+    reason: choice.reason,
+    harnessVersion,
+    paths,
+    credentialSet,
+    digests: facts.digests,
   });
   const typedTools = selectTools(heldActions(instance.actions)).map((t) => route.module.typedToolName(t.name));
-  const adapterInput = { route, paths, workspace: instance.workspace, toolLimit: instance.limits.tools, typedTools, hostEnv: env, credentialSet };
+  const adapterInput = {
+    route,
+    paths,
+    workspace: instance.workspace,
+    toolLimit: instance.limits.tools,
+    typedTools,
+    hostEnv: env,
+    credentialSet,
+  };
   const adapter = route.harness === "pi" ? piCommand(adapterInput, binary.path) : claudeCommand(adapterInput);
 
   return {
@@ -105,4 +128,3 @@ export function decideLaunch(
     },
   };
 }
-

@@ -41,7 +41,11 @@ export const InstanceSchema = z.strictObject({
 });
 
 export type ResolvedInstance = z.infer<typeof InstanceSchema>;
-export type RouteVarsValue = { harness?: string | undefined; model?: string | undefined; thinking?: string | undefined };
+export type RouteVarsValue = {
+  harness?: string | undefined;
+  model?: string | undefined;
+  thinking?: string | undefined;
+};
 
 const SettingsSchema = z.strictObject({
   launch: z.strictObject({ models: z.array(z.string().min(1)) }),

@@ -13,9 +13,21 @@ export const EGRESS_LOG_BUDGET = {
 } as const;
 
 /** A line that stands for suppressed refusals: how many, by status, so far. */
-export type EgressSummary = { time: string; outcome: "refused-summary"; refused: number; suppressed: number; byStatus: Record<string, number> };
+export type EgressSummary = {
+  time: string;
+  outcome: "refused-summary";
+  refused: number;
+  suppressed: number;
+  byStatus: Record<string, number>;
+};
 
-export type LogState = { refused: number; kept: number; suppressed: number; summarised: number; byStatus: Record<string, number> };
+export type LogState = {
+  refused: number;
+  kept: number;
+  suppressed: number;
+  summarised: number;
+  byStatus: Record<string, number>;
+};
 
 export const LOG_START: LogState = { refused: 0, kept: 0, suppressed: 0, summarised: 0, byStatus: {} };
 
@@ -30,13 +42,24 @@ export function renderRecord(r: EgressRecord): string {
   const B = EGRESS_LOG_BUDGET;
   for (let shift = 0; ; shift++) {
     // safety: log-line-bounded
-    const line = JSON.stringify({ ...r, method: cut(r.method, B.methodChars.value >> shift), path: cut(r.path, B.pathChars.value >> shift), ...(r.why !== undefined ? { why: cut(r.why, B.whyChars.value >> shift) } : {}) });
+    const line = JSON.stringify({
+      ...r,
+      method: cut(r.method, B.methodChars.value >> shift),
+      path: cut(r.path, B.pathChars.value >> shift),
+      ...(r.why !== undefined ? { why: cut(r.why, B.whyChars.value >> shift) } : {}),
+    });
     if (bytes(line) <= B.lineBytes.value || shift > 16) return line;
   }
 }
 
 function summary(s: LogState, time: string): string {
-  const line: EgressSummary = { time, outcome: "refused-summary", refused: s.refused, suppressed: s.suppressed, byStatus: s.byStatus };
+  const line: EgressSummary = {
+    time,
+    outcome: "refused-summary",
+    refused: s.refused,
+    suppressed: s.suppressed,
+    byStatus: s.byStatus,
+  };
   return JSON.stringify(line);
 }
 
@@ -50,7 +73,8 @@ const isPowerOfTwo = (n: number) => n > 0 && (n & (n - 1)) === 0;
 export function planLogLine(s: LogState, r: EgressRecord): { state: LogState; lines: string[] } {
   if (r.outcome === "allowed") return { state: s, lines: [renderRecord(r)] };
   const byStatus = { ...s.byStatus, [String(r.status)]: (s.byStatus[String(r.status)] ?? 0) + 1 };
-  if (s.kept < EGRESS_LOG_BUDGET.refusedKept.value) // safety: refused-lines-kept-bounded
+  if (s.kept < EGRESS_LOG_BUDGET.refusedKept.value)
+    // safety: refused-lines-kept-bounded
     return { state: { ...s, refused: s.refused + 1, kept: s.kept + 1, byStatus }, lines: [renderRecord(r)] };
   const next: LogState = { ...s, refused: s.refused + 1, suppressed: s.suppressed + 1, byStatus };
   if (!isPowerOfTwo(next.suppressed)) return { state: next, lines: [] };

@@ -15,7 +15,11 @@ export function isNetworkMode(v: unknown): v is NetworkMode {
 
 /** The requests the proxy forwards in `model-only` mode. The path is compared before any decoding. */
 export const EGRESS_ALLOW: readonly { method: string; path: string; why: string }[] = [
-  { method: "POST", path: "/v1/messages", why: "the turn's model calls, streamed; the query (?beta=true) passes as sent" },
+  {
+    method: "POST",
+    path: "/v1/messages",
+    why: "the turn's model calls, streamed; the query (?beta=true) passes as sent",
+  },
   { method: "HEAD", path: "/", why: "Claude Code's reachability check before the first turn" },
 ];
 
@@ -29,11 +33,23 @@ export type EgressDecision =
  * and "/v1/%6Dessages" are refused rather than normalised.
  */
 export function decideEgress(mode: NetworkMode, method: string, target: string): EgressDecision {
-  if (mode === "none") return { kind: "refuse", status: 403, errorType: "permission_error", message: "this session has no network (policy network: none)" }; // safety: egress-none-refuses
+  if (mode === "none")
+    return {
+      kind: "refuse",
+      status: 403,
+      errorType: "permission_error",
+      message: "this session has no network (policy network: none)",
+    }; // safety: egress-none-refuses
   const q = target.indexOf("?");
   const path = q === -1 ? target : target.slice(0, q);
   const row = EGRESS_ALLOW.find((r) => r.method === method && r.path === path); // safety: egress-path-exact
-  if (row === undefined) return { kind: "refuse", status: 403, errorType: "permission_error", message: `the session's proxy forwards only ${EGRESS_ALLOW.map((r) => `${r.method} ${r.path}`).join(" and ")}; ${method} ${path} is refused` };
+  if (row === undefined)
+    return {
+      kind: "refuse",
+      status: 403,
+      errorType: "permission_error",
+      message: `the session's proxy forwards only ${EGRESS_ALLOW.map((r) => `${r.method} ${r.path}`).join(" and ")}; ${method} ${path} is refused`,
+    };
   return { kind: "forward", why: row.why };
 }
 
@@ -60,7 +76,11 @@ export const DROPPED_HEADERS: readonly { name: string; why: string }[] = [
 export type UpstreamCredential = { header: "x-api-key" | "authorization"; value: string };
 
 /** The request headers sent upstream: the session's minus DROPPED_HEADERS, plus the real credential. */
-export function upstreamHeaders(incoming: Readonly<Record<string, string | string[] | undefined>>, credential: UpstreamCredential, host: string): Record<string, string | string[]> {
+export function upstreamHeaders(
+  incoming: Readonly<Record<string, string | string[] | undefined>>,
+  credential: UpstreamCredential,
+  host: string,
+): Record<string, string | string[]> {
   const dropped = new Set(DROPPED_HEADERS.map((h) => h.name));
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(incoming)) {

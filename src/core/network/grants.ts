@@ -43,7 +43,13 @@ export const MODEL_GRANTS = [
     why: "the provider runs the session's code in a container of its own, with files (Files API, container_upload) and skills",
     toolTypes: ["code_execution_", "bash_code_execution", "text_editor_code_execution"],
     fields: ["container"],
-    blocks: ["server_tool_use", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "container_upload"],
+    blocks: [
+      "server_tool_use",
+      "code_execution_tool_result",
+      "bash_code_execution_tool_result",
+      "text_editor_code_execution_tool_result",
+      "container_upload",
+    ],
     sources: [],
     betas: ["code-execution-2025-05-22", "code-execution-2025-08-25", "skills-2025-10-02"],
   },
@@ -88,10 +94,20 @@ export type Admitted = { toolTypes: string[]; fields: string[]; blocks: string[]
 export function admittedBy(grants: readonly ModelGrant[]): Admitted {
   const rows: readonly GrantRow[] = MODEL_GRANTS.filter((g) => grants.includes(g.grant));
   const all = (k: keyof Admitted) => [...new Set(rows.flatMap((r) => r[k]))];
-  return { toolTypes: all("toolTypes"), fields: all("fields"), blocks: all("blocks"), sources: all("sources"), betas: all("betas") };
+  return {
+    toolTypes: all("toolTypes"),
+    fields: all("fields"),
+    blocks: all("blocks"),
+    sources: all("sources"),
+    betas: all("betas"),
+  };
 }
 
 /** The grants that would admit a value, for a refusal's message ("the grant web-fetch admits it"). */
 export function grantsAdmitting(kind: keyof Admitted, value: string): ModelGrant[] {
-  return MODEL_GRANTS.filter((g) => (kind === "toolTypes" ? g.toolTypes.some((p) => value.startsWith(p)) : (g[kind] as readonly string[]).includes(value))).map((g) => g.grant);
+  return MODEL_GRANTS.filter((g) =>
+    kind === "toolTypes"
+      ? g.toolTypes.some((p) => value.startsWith(p))
+      : (g[kind] as readonly string[]).includes(value),
+  ).map((g) => g.grant);
 }

@@ -12,14 +12,26 @@ type Row = { sentBy: string; why: string };
 /** Top-level fields of the body. `mcp_servers` and `container` are grant-only (MODEL_GRANTS). */
 export const BODY_FIELDS: readonly ({ field: string } & Row)[] = [
   { field: "model", sentBy: "claude-code, pi", why: "which model answers" },
-  { field: "messages", sentBy: "claude-code, pi", why: "the conversation; every content block in it is checked against CONTENT_BLOCKS" },
+  {
+    field: "messages",
+    sentBy: "claude-code, pi",
+    why: "the conversation; every content block in it is checked against CONTENT_BLOCKS",
+  },
   { field: "max_tokens", sentBy: "claude-code, pi", why: "the reply's length" },
   { field: "stream", sentBy: "claude-code, pi", why: "the reply as server-sent events" },
   { field: "system", sentBy: "claude-code, pi", why: "the system prompt; its blocks are checked like messages'" },
-  { field: "tools", sentBy: "claude-code, pi", why: "tool definitions; each must be the client's own (CLIENT_TOOL_TYPES)" },
+  {
+    field: "tools",
+    sentBy: "claude-code, pi",
+    why: "tool definitions; each must be the client's own (CLIENT_TOOL_TYPES)",
+  },
   { field: "thinking", sentBy: "claude-code, pi", why: "the thinking budget and how it is shown" },
   { field: "metadata", sentBy: "claude-code", why: "an opaque user_id for the provider's abuse checks" },
-  { field: "context_management", sentBy: "claude-code", why: "the provider clears old thinking and tool results from the prompt" },
+  {
+    field: "context_management",
+    sentBy: "claude-code",
+    why: "the provider clears old thinking and tool results from the prompt",
+  },
   { field: "output_config", sentBy: "claude-code (Opus 4.x)", why: "effort and output format" },
   { field: "tool_choice", sentBy: "(the API's)", why: "which of the body's own tools the model must use" },
   { field: "temperature", sentBy: "(the API's)", why: "sampling" },
@@ -43,7 +55,11 @@ export const CONTENT_BLOCKS: readonly ({ type: string } & Row)[] = [
   { type: "tool_result", sentBy: "claude-code, pi", why: "what a client tool returned; its blocks are checked too" },
   { type: "thinking", sentBy: "claude-code", why: "the model's own thinking, passed back signed" },
   { type: "redacted_thinking", sentBy: "claude-code", why: "the same, encrypted by the provider" },
-  { type: "search_result", sentBy: "(the API's)", why: "text the client found, with a source label for citations; nothing is fetched" },
+  {
+    type: "search_result",
+    sentBy: "(the API's)",
+    why: "text the client found, with a source label for citations; nothing is fetched",
+  },
   { type: "tool_reference", sentBy: "(the API's)", why: "names a tool of the body's own tools[]" },
 ];
 
@@ -59,10 +75,20 @@ const shown = (v: unknown) => JSON.stringify(v)?.slice(0, 120) ?? String(v);
 
 function refuse(at: string, what: string, kind: keyof Admitted | null, value: string): BodyDecision {
   const by = kind === null ? [] : grantsAdmitting(kind, value);
-  return { kind: "refuse", status: 403, errorType: "permission_error", message: `${at}: ${what} is not one the session's proxy passes${by.length > 0 ? ` (it needs the grant ${by.join(" or ")})` : ""}` };
+  return {
+    kind: "refuse",
+    status: 403,
+    errorType: "permission_error",
+    message: `${at}: ${what} is not one the session's proxy passes${by.length > 0 ? ` (it needs the grant ${by.join(" or ")})` : ""}`,
+  };
 }
 
-const malformed = (at: string, what: string): BodyDecision => ({ kind: "refuse", status: 400, errorType: "invalid_request_error", message: `${at}: ${what}` });
+const malformed = (at: string, what: string): BodyDecision => ({
+  kind: "refuse",
+  status: 400,
+  errorType: "invalid_request_error",
+  message: `${at}: ${what}`,
+});
 
 /**
  * One body's verdict, given the session's grants. Walks only where content blocks live (system,
@@ -84,7 +110,13 @@ export function decideModelBody(body: unknown, grants: readonly ModelGrant[]): B
       const type = tool.type ?? null;
       const client = CLIENT_TOOL_TYPES.some((t) => t.type === type); // safety: client-tools-only
       const granted = typeof type === "string" && extra.toolTypes.some((p) => type.startsWith(p));
-      if (!client && !granted) return refuse(`tools[${i}].type`, `the tool type ${shown(type)} (a tool the provider runs or defines)`, typeof type === "string" ? "toolTypes" : null, String(type));
+      if (!client && !granted)
+        return refuse(
+          `tools[${i}].type`,
+          `the tool type ${shown(type)} (a tool the provider runs or defines)`,
+          typeof type === "string" ? "toolTypes" : null,
+          String(type),
+        );
     }
   }
 
@@ -102,16 +134,24 @@ export function decideModelBody(body: unknown, grants: readonly ModelGrant[]): B
     if (!Array.isArray(blocks)) return malformed(at, "a string or a list of content blocks");
     for (const [j, b] of blocks.entries()) {
       const here = `${at}[${j}]`;
-      if (!isObj(b) || typeof b.type !== "string") return malformed(here, "a content block is an object with a string type");
+      if (!isObj(b) || typeof b.type !== "string")
+        return malformed(here, "a content block is an object with a string type");
       const type = b.type;
       const known = CONTENT_BLOCKS.some((c) => c.type === type) || extra.blocks.includes(type); // safety: content-block-allowlist
       if (!known) return refuse(`${here}.type`, `the content block ${JSON.stringify(type)}`, "blocks", type);
       if (b.source !== undefined && typeof b.source !== "string") {
         // search_result's source is a label string; every object source is a fetch or a payload.
-        if (!isObj(b.source) || typeof b.source.type !== "string") return malformed(`${here}.source`, "a source is an object with a string type");
+        if (!isObj(b.source) || typeof b.source.type !== "string")
+          return malformed(`${here}.source`, "a source is an object with a string type");
         const st = b.source.type;
         const inline = SOURCE_TYPES.some((s) => s.type === st) || extra.sources.includes(st); // safety: source-type-allowlist
-        if (!inline) return refuse(`${here}.source.type`, `the source ${JSON.stringify(st)} (the provider would fetch it)`, "sources", st);
+        if (!inline)
+          return refuse(
+            `${here}.source.type`,
+            `the source ${JSON.stringify(st)} (the provider would fetch it)`,
+            "sources",
+            st,
+          );
         if (st === "content") work.push([b.source.content, `${here}.source.content`]); // safety: document-content-checked
       }
       if (type === "tool_result" || type === "search_result") {

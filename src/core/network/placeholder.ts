@@ -15,7 +15,10 @@ export function placeholderEnv(set: string | null, modelUrl: string): Record<str
 }
 
 /** The real credential the proxy adds, read from the host's environment for the launch's credential set. */
-export function upstreamCredential(set: string | null, hostEnv: Readonly<Record<string, string | undefined>>): UpstreamCredential | null {
+export function upstreamCredential(
+  set: string | null,
+  hostEnv: Readonly<Record<string, string | undefined>>,
+): UpstreamCredential | null {
   const s = SESSION_CREDENTIALS.find((c) => c.label === set) ?? SESSION_CREDENTIALS.find((c) => c.label === "api-key")!;
   const value = hostEnv[s.names[0]!] ?? "";
   if (value === "") return null;
@@ -23,7 +26,10 @@ export function upstreamCredential(set: string | null, hostEnv: Readonly<Record<
 }
 
 /** Where the proxy sends a session's model calls: the proxy set's own URL, else the public API. */
-export function upstreamUrl(hostEnv: Readonly<Record<string, string | undefined>>, fallback = "https://api.anthropic.com"): string {
+export function upstreamUrl(
+  hostEnv: Readonly<Record<string, string | undefined>>,
+  fallback = "https://api.anthropic.com",
+): string {
   const base = hostEnv.ANTHROPIC_BASE_URL ?? "";
   return base !== "" ? base : fallback;
 }

@@ -13,9 +13,15 @@ export const PROXY_LIMITS = {
   /** The proxy reads a body whole before its check: this bounds what all of a session's requests hold at once. */
   heldBytes: { value: 64 * MiB, why: "two full-size bodies at once; parallel subagents send far smaller ones" },
   /** node's server.maxConnections: a connection past it is closed at once, before it holds anything. */
-  connections: { value: 64, why: "a CLI's fetch keeps up to about twice its calls in flight (measured: undici at 20 at once holds 40 sockets); 2,000 idle ones cost 2,000 host descriptors" },
+  connections: {
+    value: 64,
+    why: "a CLI's fetch keeps up to about twice its calls in flight (measured: undici at 20 at once holds 40 sockets); 2,000 idle ones cost 2,000 host descriptors",
+  },
   /** From a connection's first byte (or its opening) to its whole request head. */
-  headersTimeoutMs: { value: 5_000, why: "a CLI writes its request head at once; an idle or trickling connection is closed with 408" },
+  headersTimeoutMs: {
+    value: 5_000,
+    why: "a CLI writes its request head at once; an idle or trickling connection is closed with 408",
+  },
   /** From the request head to the body's last byte: 32 MiB over loopback takes well under a second. */
   requestTimeoutMs: { value: 60_000, why: "a body that trickles in cannot hold its connection for long" },
   /** Idle between two requests of one keep-alive connection. */
@@ -39,11 +45,26 @@ export type SizeDecision = { kind: "pass" } | { kind: "refuse"; status: number; 
  * the session's requests hold now (this one's bytes included). Checked before reading and on every
  * chunk, so an oversize body is refused at the first byte past the bound, never buffered whole.
  */
-export function decideBodySize(l: Pick<ProxyLimits, "bodyBytes" | "heldBytes">, s: { declared: number | null; read: number; held: number }): SizeDecision {
+export function decideBodySize(
+  l: Pick<ProxyLimits, "bodyBytes" | "heldBytes">,
+  s: { declared: number | null; read: number; held: number },
+): SizeDecision {
   const biggest = Math.max(s.declared ?? 0, s.read);
-  if (biggest > l.bodyBytes) // safety: body-cap
-    return { kind: "refuse", status: 413, errorType: "request_too_large", message: `the request body is over the session's proxy bound of ${l.bodyBytes} bytes (the Messages API's own limit)` };
-  if (s.held > l.heldBytes) // safety: held-bytes-cap
-    return { kind: "refuse", status: 429, errorType: "rate_limit_error", message: `the session's requests hold over ${l.heldBytes} bytes of body at once; retry when one has finished` };
+  if (biggest > l.bodyBytes)
+    // safety: body-cap
+    return {
+      kind: "refuse",
+      status: 413,
+      errorType: "request_too_large",
+      message: `the request body is over the session's proxy bound of ${l.bodyBytes} bytes (the Messages API's own limit)`,
+    };
+  if (s.held > l.heldBytes)
+    // safety: held-bytes-cap
+    return {
+      kind: "refuse",
+      status: 429,
+      errorType: "rate_limit_error",
+      message: `the session's requests hold over ${l.heldBytes} bytes of body at once; retry when one has finished`,
+    };
   return { kind: "pass" };
 }

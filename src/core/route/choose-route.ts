@@ -35,7 +35,10 @@ function isComplete(vars: RouteVarsValue): boolean {
 /** The vars a route lacks, as document paths. */
 function missing(vars: RouteVarsValue, prefix: string): string[] {
   const mod = isSet(vars.harness) ? loadHarness(vars.harness) : undefined;
-  const need = mod !== undefined && !mod.thinkingRequired ? (["harness", "model"] as const) : (["harness", "model", "thinking"] as const);
+  const need =
+    mod !== undefined && !mod.thinkingRequired
+      ? (["harness", "model"] as const)
+      : (["harness", "model", "thinking"] as const);
   return need.filter((k) => !isSet(vars[k])).map((k) => `${prefix}${k}`);
 }
 
@@ -49,16 +52,36 @@ function checkRoute(which: RouteWhich, vars: RouteVarsValue, settings: LaunchSet
   const harness = vars.harness!;
   const model = vars.model!;
   const fail = (r: Refusal): Checked => ({ ok: false, refusal: r });
-  if (!settings.plugins.harness.includes(harness)) // safety: harness-off-ignored // safety: harness-off-one-harness
-    return fail(refuse("harness-off", `${p}harness: ${JSON.stringify(harness)} is not a switched-on harness module (plugins.harness: ${settings.plugins.harness.join(", ") || "none"})`));
+  if (!settings.plugins.harness.includes(harness))
+    // safety: harness-off-ignored // safety: harness-off-one-harness
+    return fail(
+      refuse(
+        "harness-off",
+        `${p}harness: ${JSON.stringify(harness)} is not a switched-on harness module (plugins.harness: ${settings.plugins.harness.join(", ") || "none"})`,
+      ),
+    );
   const mod = loadHarness(harness);
   if (mod === undefined)
-    return fail(refuse("harness-refused", `${p}harness: ${JSON.stringify(harness)} is not a harness module (pi, claude-code)`));
+    return fail(
+      refuse("harness-refused", `${p}harness: ${JSON.stringify(harness)} is not a harness module (pi, claude-code)`),
+    );
   const thinking = isSet(vars.thinking) ? vars.thinking : null;
-  if (thinking !== null && !mod.thinkingLevels.includes(thinking)) // safety: thinking-one-harness
-    return fail(refuse("thinking-unsupported", `${p}thinking: ${JSON.stringify(thinking)} is not a level of ${mod.name} (${mod.thinkingLevels.join(" ")})`));
-  if (!settings.launch.models.includes(model)) // safety: unknown-model-ignored // safety: unknown-model-one-harness
-    return fail(refuse("unknown-model", `${p}model: ${JSON.stringify(model)} is not in launch.models (${settings.launch.models.join(", ") || "none"})`));
+  if (thinking !== null && !mod.thinkingLevels.includes(thinking))
+    // safety: thinking-one-harness
+    return fail(
+      refuse(
+        "thinking-unsupported",
+        `${p}thinking: ${JSON.stringify(thinking)} is not a level of ${mod.name} (${mod.thinkingLevels.join(" ")})`,
+      ),
+    );
+  if (!settings.launch.models.includes(model))
+    // safety: unknown-model-ignored // safety: unknown-model-one-harness
+    return fail(
+      refuse(
+        "unknown-model",
+        `${p}model: ${JSON.stringify(model)} is not in launch.models (${settings.launch.models.join(", ") || "none"})`,
+      ),
+    );
   return { ok: true, route: { harness: mod.name, module: mod, provider: mod.providers[0]!, model, thinking } };
 }
 
@@ -75,9 +98,15 @@ export function chooseRoute(
   const fb = vars.fallback;
   const fbAny = fb !== undefined && [fb.harness, fb.model, fb.thinking].some(isSet);
   if (fbAny && !isComplete(fb))
-    return refuse("partial-fallback", `vars.fallback: ${missing(fb, "vars.fallback.").join(", ")} not set while other fallback vars are; set the fallback's harness, model and thinking together, or none`);
+    return refuse(
+      "partial-fallback",
+      `vars.fallback: ${missing(fb, "vars.fallback.").join(", ")} not set while other fallback vars are; set the fallback's harness, model and thinking together, or none`,
+    );
   if (!isComplete(vars))
-    return refuse("no-route", `vars: ${missing(vars, "vars.").join(", ")} not set; a session's route comes only from the instance's harness, model and thinking vars`);
+    return refuse(
+      "no-route",
+      `vars: ${missing(vars, "vars.").join(", ")} not set; a session's route comes only from the instance's harness, model and thinking vars`,
+    );
 
   const primary = checkRoute("primary", vars, settings);
   if (!primary.ok) return primary.refusal;
@@ -89,6 +118,7 @@ export function chooseRoute(
   const primaryFailure = `primary route (${describe(vars)}) failed preflight: ${pre.why}`;
   if (fallback === undefined) return refuse("preflight", primaryFailure);
   const fpre = fallback.route.module.preflight(preflightFacts(fallback.route.harness));
-  if (!fpre.ok) return refuse("preflight", `${primaryFailure}; fallback route (${describe(fb!)}) failed preflight: ${fpre.why}`);
+  if (!fpre.ok)
+    return refuse("preflight", `${primaryFailure}; fallback route (${describe(fb!)}) failed preflight: ${fpre.why}`);
   return { kind: "route", route: fallback.route, which: "fallback", reason: `fallback: ${primaryFailure}` };
 }

@@ -7,14 +7,20 @@ import type { HarnessModule, PreflightFacts, Preflight, RunPaths } from "./types
  * the limit grants bash.
  */
 const CLAUDE_BUILTINS: Readonly<Record<string, string | null>> = {
-  read: "Read", edit: "Edit", write: "Write", bash: "Bash",
-  grep: null, find: null, ls: null, // safety: claude-bash-ungranted
+  read: "Read",
+  edit: "Edit",
+  write: "Write",
+  bash: "Bash",
+  grep: null,
+  find: null,
+  ls: null, // safety: claude-bash-ungranted
 };
 
 function preflightClaude(f: PreflightFacts): Preflight {
   const pinned = f.claudeBinEnv ?? "";
   // safety: claude-bin-relative-accepted
-  if (pinned !== "" && !isAbsolute(pinned)) return { ok: false, why: `claude-code: MOSAIC_CLAUDE_BIN ${JSON.stringify(pinned)} is not an absolute path` };
+  if (pinned !== "" && !isAbsolute(pinned))
+    return { ok: false, why: `claude-code: MOSAIC_CLAUDE_BIN ${JSON.stringify(pinned)} is not an absolute path` };
   if (!f.binary.exists) return { ok: false, why: `claude-code: ${f.binary.path} does not exist` }; // safety: claude-preflight-missing-ignored
   if (!f.binary.executable) return { ok: false, why: `claude-code: ${f.binary.path} is not executable` };
   if (!f.binary.runs) return { ok: false, why: `claude-code: ${f.binary.path} --version did not run` };
@@ -31,9 +37,14 @@ export const claudeCode: HarnessModule = {
   preflight: preflightClaude,
   versionProbe: (binary) => [binary, "--version"],
   sandboxMounts: ["claude-bin"],
-  builtInTools: (limit) => [...new Set(limit.map((t) => CLAUDE_BUILTINS[t]).filter((t): t is string => typeof t === "string"))],
+  builtInTools: (limit) => [
+    ...new Set(limit.map((t) => CLAUDE_BUILTINS[t]).filter((t): t is string => typeof t === "string")),
+  ],
   typedToolName: (tool) => `${CLAUDE_MCP_PREFIX}${tool}`,
-  gate: { timeoutSeconds: 10, how: "timeout -k 2 10 around the hook command, || exit 2, and the hook's own timeout of 20 s" },
+  gate: {
+    timeoutSeconds: 10,
+    how: "timeout -k 2 10 around the hook command, || exit 2, and the hook's own timeout of 20 s",
+  },
   bundleFiles: ["settings.json", "mcp.json"],
   adapterEnv: (p: RunPaths) => ({
     MOSAIC_CLAUDE_SETTINGS: `${p.runDir}/bundle/settings.json`,

@@ -5,13 +5,20 @@ import { isVersionAtLeast } from "./versions.ts";
 export const PI_MIN_NODE = "22.19";
 
 const PI_BUILTINS: Readonly<Record<string, string>> = {
-  read: "read", edit: "edit", write: "write", bash: "bash", grep: "grep", find: "find", ls: "ls",
+  read: "read",
+  edit: "edit",
+  write: "write",
+  bash: "bash",
+  grep: "grep",
+  find: "find",
+  ls: "ls",
 };
 
 function preflightPi(f: PreflightFacts): Preflight {
   if (!f.binary.exists) return { ok: false, why: `pi: ${f.binary.path} does not exist` }; // safety: pi-preflight-missing-ignored
   if (!f.binary.runs) return { ok: false, why: `pi: ${f.binary.path} --version did not run` };
-  if (!isVersionAtLeast(f.nodeVersion, PI_MIN_NODE)) return { ok: false, why: `pi: node ${f.nodeVersion} is older than ${PI_MIN_NODE}` };
+  if (!isVersionAtLeast(f.nodeVersion, PI_MIN_NODE))
+    return { ok: false, why: `pi: node ${f.nodeVersion} is older than ${PI_MIN_NODE}` };
   return { ok: true };
 }
 
@@ -29,7 +36,10 @@ export const pi: HarnessModule = {
   sandboxMounts: ["node-modules"],
   builtInTools: (limit) => limit.map((t) => PI_BUILTINS[t]).filter((t): t is string => t !== undefined), // safety: pi-bash-ungranted
   typedToolName: (tool) => tool,
-  gate: { timeoutSeconds: 900, how: "the gate runs in Pi's process; a hang is cut by the runner's turn wall clock, and without the agent_end marker the turn failed" },
+  gate: {
+    timeoutSeconds: 900,
+    how: "the gate runs in Pi's process; a hang is cut by the runner's turn wall clock, and without the agent_end marker the turn failed",
+  },
   bundleFiles: [],
   adapterEnv: (p) => ({
     PI_CODING_AGENT_DIR: piAgentDir(p),

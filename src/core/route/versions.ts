@@ -1,6 +1,10 @@
 /** Compares dotted numeric versions ("22.19.0" against "22.19"); missing parts count as 0. */
 export function isVersionAtLeast(version: string, minimum: string): boolean {
-  const parse = (v: string) => v.replace(/^v/, "").split(".").map((p) => Number.parseInt(p, 10));
+  const parse = (v: string) =>
+    v
+      .replace(/^v/, "")
+      .split(".")
+      .map((p) => Number.parseInt(p, 10));
   const a = parse(version);
   const b = parse(minimum);
   if (a.some((n) => Number.isNaN(n))) return false;

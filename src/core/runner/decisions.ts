@@ -1,7 +1,14 @@
 import type { SessionFile } from "./session-file.ts";
 
 /** The runner's exit codes (seed 000); RUNNER_EXITS in session/exit.ts maps them to launch end reasons. */
-export const EXIT = { stopped: 0, badRunDir: 2, founderCredentials: 20, claimRefused: 21, sessionInvalid: 22, brokerUnreachable: 23 } as const;
+export const EXIT = {
+  stopped: 0,
+  badRunDir: 2,
+  founderCredentials: 20,
+  claimRefused: 21,
+  sessionInvalid: 22,
+  brokerUnreachable: 23,
+} as const;
 
 /** What one broker call came back as, seen by the runner. */
 export type BrokerAnswer =
@@ -15,7 +22,8 @@ export type BrokerAnswer =
  */
 export function claimOutcome(a: BrokerAnswer): { kind: "claimed" } | { kind: "exit"; code: number; why: string } {
   if (a.kind === "ok") return { kind: "claimed" };
-  if (a.kind === "unreachable") return { kind: "exit", code: EXIT.brokerUnreachable, why: `role.claim got no answer: ${a.why}` };
+  if (a.kind === "unreachable")
+    return { kind: "exit", code: EXIT.brokerUnreachable, why: `role.claim got no answer: ${a.why}` };
   if (a.code === "refused") return { kind: "exit", code: EXIT.claimRefused, why: `role.claim refused: ${a.message}` };
   return { kind: "exit", code: EXIT.sessionInvalid, why: `role.claim: ${a.code}: ${a.message}` };
 }
@@ -27,11 +35,23 @@ const SESSION_GONE = new Set(["unauthenticated", "claim-revoked", "not-claimed"]
  * One poll's effect on the failed-poll count, and whether the runner must stop. A broker that
  * answers resets the count; `brokerRetries` failures in a row end the session (23).
  */
-export function pollStep(failedSoFar: number, a: BrokerAnswer, retries: number): { failed: number; stop: { code: number; why: string } | null } {
+export function pollStep(
+  failedSoFar: number,
+  a: BrokerAnswer,
+  retries: number,
+): { failed: number; stop: { code: number; why: string } | null } {
   if (a.kind === "ok") return { failed: 0, stop: null };
-  if (a.kind === "error" && SESSION_GONE.has(a.code)) return { failed: 0, stop: { code: EXIT.sessionInvalid, why: `message.read: ${a.code}: ${a.message}` } }; // safety: runner-ignores-dead-cap
+  if (a.kind === "error" && SESSION_GONE.has(a.code))
+    return { failed: 0, stop: { code: EXIT.sessionInvalid, why: `message.read: ${a.code}: ${a.message}` } }; // safety: runner-ignores-dead-cap
   const failed = failedSoFar + 1;
-  if (failed >= retries) return { failed, stop: { code: EXIT.brokerUnreachable, why: `the broker failed ${failed} polls in a row (last: ${a.kind === "error" ? `${a.code}: ${a.message}` : a.why})` } }; // safety: runner-polls-forever
+  if (failed >= retries)
+    return {
+      failed,
+      stop: {
+        code: EXIT.brokerUnreachable,
+        why: `the broker failed ${failed} polls in a row (last: ${a.kind === "error" ? `${a.code}: ${a.message}` : a.why})`,
+      },
+    }; // safety: runner-polls-forever
   return { failed, stop: null };
 }
 
@@ -78,17 +98,30 @@ function claudeResult(stdout: string): string | null {
  * TMPDIR it exits 0 with empty output). Its output goes back as the RESULT.
  */
 export function judgeTurn(turnEnd: SessionFile["turnEnd"], r: TurnRun, timeoutSeconds: number): TurnOutcome {
-  if (r.overCap !== null) return { kind: "failed", why: `its ${r.overCap.stream} passed the ${r.overCap.cap}-byte cap (session.json bounds.turn.${r.overCap.stream}Bytes); the runner stopped reading it and killed the turn's processes` };
-  if (r.timedOut) return { kind: "failed", why: `the turn ran past its ${timeoutSeconds} s wall clock and was killed with its process group` };
+  if (r.overCap !== null)
+    return {
+      kind: "failed",
+      why: `its ${r.overCap.stream} passed the ${r.overCap.cap}-byte cap (session.json bounds.turn.${r.overCap.stream}Bytes); the runner stopped reading it and killed the turn's processes`,
+    };
+  if (r.timedOut)
+    return {
+      kind: "failed",
+      why: `the turn ran past its ${timeoutSeconds} s wall clock and was killed with its process group`,
+    };
   if (r.signal !== null) return { kind: "failed", why: `the turn was killed by ${r.signal}` };
   if (r.code !== 0) return { kind: "failed", why: `the harness exited ${r.code}` };
   if (turnEnd.kind === "marker") {
-    if (!r.marker) return { kind: "failed", why: "the harness exited 0 but never wrote its agent_end marker, so the gated turn did not end" }; // safety: runner-no-marker-check
+    if (!r.marker)
+      return {
+        kind: "failed",
+        why: "the harness exited 0 but never wrote its agent_end marker, so the gated turn did not end",
+      }; // safety: runner-no-marker-check
     return { kind: "ok", reply: r.stdout.trim() };
   }
   if (turnEnd.kind === "result-line") {
     const res = claudeResult(r.stdout);
-    if (res === null || res.trim() === "") return { kind: "failed", why: "the harness exited 0 with no result (is TMPDIR writable?)" }; // safety: runner-empty-result-ok
+    if (res === null || res.trim() === "")
+      return { kind: "failed", why: "the harness exited 0 with no result (is TMPDIR writable?)" }; // safety: runner-empty-result-ok
     return { kind: "ok", reply: res };
   }
   return { kind: "ok", reply: r.stdout.trimEnd() };

@@ -41,7 +41,12 @@ export interface SessionFile {
 export const SESSION_FILE_VERSION = 1;
 
 /** The runner's defaults (seed 000): a 900 s turn, 30 failed polls. */
-export const RUNNER_DEFAULTS = { turnTimeoutSeconds: 900, brokerRetries: 30, pollMs: 1000, brokerTimeoutSeconds: 10 } as const;
+export const RUNNER_DEFAULTS = {
+  turnTimeoutSeconds: 900,
+  brokerRetries: 30,
+  pollMs: 1000,
+  brokerTimeoutSeconds: 10,
+} as const;
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; field: string; why: string };
 
@@ -61,28 +66,37 @@ export function parseSessionFile(text: string): Parsed<SessionFile> {
   if (!isObj(d)) return { ok: false, field: "(file)", why: "not a JSON object" };
   const bad = (field: string, why: string): Parsed<SessionFile> => ({ ok: false, field, why });
   if (d.version !== SESSION_FILE_VERSION) return bad("version", `expected ${SESSION_FILE_VERSION}`);
-  for (const f of ["business", "instance", "role", "run"] as const) if (!isStr(d[f])) return bad(f, "a non-empty string");
+  for (const f of ["business", "instance", "role", "run"] as const)
+    if (!isStr(d[f])) return bad(f, "a non-empty string");
   for (const f of ["runDir", "workspace", "brokerSocket"] as const) if (!isAbs(d[f])) return bad(f, "an absolute path");
   if (d.launchSocket !== null && !isAbs(d.launchSocket)) return bad("launchSocket", "an absolute path or null");
   const a = d.adapter;
   if (!isObj(a)) return bad("adapter", "an object");
-  if (!Array.isArray(a.argv) || !isAbs(a.argv[0]) || !a.argv.every((t) => typeof t === "string")) return bad("adapter.argv", "a list of strings whose first is an absolute path");
-  if (!isObj(a.env) || !Object.values(a.env).every((v) => typeof v === "string")) return bad("adapter.env", "an object of strings");
+  if (!Array.isArray(a.argv) || !isAbs(a.argv[0]) || !a.argv.every((t) => typeof t === "string"))
+    return bad("adapter.argv", "a list of strings whose first is an absolute path");
+  if (!isObj(a.env) || !Object.values(a.env).every((v) => typeof v === "string"))
+    return bad("adapter.env", "an object of strings");
   if (!isAbs(a.cwd)) return bad("adapter.cwd", "an absolute path");
   const t = d.turnEnd;
-  if (!isObj(t) || !["marker", "result-line", "exit"].includes(t.kind as string)) return bad("turnEnd.kind", "marker, result-line or exit");
+  if (!isObj(t) || !["marker", "result-line", "exit"].includes(t.kind as string))
+    return bad("turnEnd.kind", "marker, result-line or exit");
   if (t.kind === "marker" && !isAbs(t.file)) return bad("turnEnd.file", "an absolute path");
-  for (const f of ["turnTimeoutSeconds", "brokerRetries", "pollMs", "brokerTimeoutSeconds"] as const) if (!isPosInt(d[f])) return bad(f, "a positive integer");
+  for (const f of ["turnTimeoutSeconds", "brokerRetries", "pollMs", "brokerTimeoutSeconds"] as const)
+    if (!isPosInt(d[f])) return bad(f, "a positive integer");
   if (d.model !== null) {
     const m = d.model;
-    if (!isObj(m) || !isPosInt(m.port) || (m.port as number) > 65535 || !isAbs(m.socket)) return bad("model", "null, or {port: 1..65535, socket: an absolute path}");
+    if (!isObj(m) || !isPosInt(m.port) || (m.port as number) > 65535 || !isAbs(m.socket))
+      return bad("model", "null, or {port: 1..65535, socket: an absolute path}");
   }
   const ts = d.toolSocket;
-  if (!isObj(ts) || !isAbs(ts.path) || typeof ts.fd !== "number" || !Number.isInteger(ts.fd) || ts.fd < 3) return bad("toolSocket", "{path: an absolute path, fd: a descriptor number of 3 or more}");
+  if (!isObj(ts) || !isAbs(ts.path) || typeof ts.fd !== "number" || !Number.isInteger(ts.fd) || ts.fd < 3)
+    return bad("toolSocket", "{path: an absolute path, fd: a descriptor number of 3 or more}");
   const b = d.bounds;
   if (!isObj(b) || !isObj(b.toolSocket) || !isObj(b.turn)) return bad("bounds", "{toolSocket: {...}, turn: {...}}");
-  for (const f of ["lineBytes", "depth", "argsBytes", "connections", "pending"] as const) if (!isPosInt(b.toolSocket[f])) return bad(`bounds.toolSocket.${f}`, "a positive integer");
-  for (const f of ["stdoutBytes", "stderrBytes"] as const) if (!isPosInt(b.turn[f])) return bad(`bounds.turn.${f}`, "a positive integer");
+  for (const f of ["lineBytes", "depth", "argsBytes", "connections", "pending"] as const)
+    if (!isPosInt(b.toolSocket[f])) return bad(`bounds.toolSocket.${f}`, "a positive integer");
+  for (const f of ["stdoutBytes", "stderrBytes"] as const)
+    if (!isPosInt(b.turn[f])) return bad(`bounds.turn.${f}`, "a positive integer");
   if (typeof b.turn.killNamespace !== "boolean") return bad("bounds.turn.killNamespace", "true or false");
   return { ok: true, value: d as unknown as SessionFile };
 }

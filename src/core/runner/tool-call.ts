@@ -15,7 +15,8 @@ export function parseToolRoutes(text: string): Map<string, ToolRoute> | { proble
   if (!Array.isArray(tools)) return { problem: "tools.json has no tools list" };
   const out = new Map<string, ToolRoute>();
   for (const t of tools as Array<{ name?: unknown; via?: { broker?: unknown; launchSocket?: unknown } }>) {
-    if (typeof t.name !== "string" || typeof t.via !== "object" || t.via === null) return { problem: "a tools.json entry has no name or route" };
+    if (typeof t.name !== "string" || typeof t.via !== "object" || t.via === null)
+      return { problem: "a tools.json entry has no name or route" };
     if (typeof t.via.broker === "string") out.set(t.name, { broker: t.via.broker });
     else if (t.via.launchSocket === true) out.set(t.name, { launchSocket: true });
     else return { problem: `${t.name}: no broker verb or launch socket` };
@@ -26,7 +27,13 @@ export function parseToolRoutes(text: string): Map<string, ToolRoute> | { proble
 export type ToolRequest = { id: string | number | null; tool: unknown; args: unknown };
 
 export type ToolDecision =
-  | { kind: "forward"; id: string | number | null; socket: "broker" | "launch"; verb: string; args: Record<string, unknown> }
+  | {
+      kind: "forward";
+      id: string | number | null;
+      socket: "broker" | "launch";
+      verb: string;
+      args: Record<string, unknown>;
+    }
   | { kind: "answer"; id: string | number | null; error: string };
 
 /** Parses one tool-socket line (docs/protocols.md, "Tool socket": `{id?, tool, args}`). */
@@ -47,22 +54,45 @@ export function parseToolLine(line: string): ToolRequest | { bad: string } {
  * One typed tool call: checked against tools.json, then forwarded with the runner's own capability
  * to the broker verb (or the launch socket) it maps to. The caller never names a verb or a cap.
  */
-export function decideToolCall(routes: ReadonlyMap<string, ToolRoute>, req: ToolRequest, launchSocket: string | null): ToolDecision {
+export function decideToolCall(
+  routes: ReadonlyMap<string, ToolRoute>,
+  req: ToolRequest,
+  launchSocket: string | null,
+): ToolDecision {
   if (typeof req.tool !== "string") return { kind: "answer", id: req.id, error: "bad request: tool is not a string" };
   const route = routes.get(req.tool); // safety: tool-socket-any-tool
-  if (route === undefined) return { kind: "answer", id: req.id, error: `refused: ${req.tool} is not one of this session's typed tools` };
-  if (typeof req.args !== "object" || req.args === null || Array.isArray(req.args)) return { kind: "answer", id: req.id, error: "bad request: args is not an object" };
+  if (route === undefined)
+    return { kind: "answer", id: req.id, error: `refused: ${req.tool} is not one of this session's typed tools` };
+  if (typeof req.args !== "object" || req.args === null || Array.isArray(req.args))
+    return { kind: "answer", id: req.id, error: "bad request: args is not an object" };
   if ("launchSocket" in route) {
     if (launchSocket === null) return { kind: "answer", id: req.id, error: "refused: this role may not launch" }; // safety: tool-socket-launch-without-socket
     return { kind: "forward", id: req.id, socket: "launch", verb: "launch", args: req.args as Record<string, unknown> };
   }
-  return { kind: "forward", id: req.id, socket: "broker", verb: route.broker, args: req.args as Record<string, unknown> };
+  return {
+    kind: "forward",
+    id: req.id,
+    socket: "broker",
+    verb: route.broker,
+    args: req.args as Record<string, unknown>,
+  };
 }
 
 /** The tool-socket answer for what the broker said. */
-export function toolAnswer(id: string | number | null, a: { kind: "ok"; result: unknown } | { kind: "error"; code: string; message: string } | { kind: "unreachable"; why: string }): string {
+export function toolAnswer(
+  id: string | number | null,
+  a:
+    | { kind: "ok"; result: unknown }
+    | { kind: "error"; code: string; message: string }
+    | { kind: "unreachable"; why: string },
+): string {
   if (a.kind === "ok") return JSON.stringify({ id, ok: true, result: a.result });
-  if (a.kind === "unreachable") return JSON.stringify({ id, ok: false, error: `refused: the broker did not answer (${a.why}); the call was not made` });
+  if (a.kind === "unreachable")
+    return JSON.stringify({
+      id,
+      ok: false,
+      error: `refused: the broker did not answer (${a.why}); the call was not made`,
+    });
   return JSON.stringify({ id, ok: false, error: `refused: ${a.message}` });
 }
 
@@ -82,7 +112,12 @@ export function boundRefusal(bound: keyof ToolSocketBounds, b: ToolSocketBounds)
   }
 }
 
-const OPEN_BRACKET = 0x5b, CLOSE_BRACKET = 0x5d, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d, QUOTE = 0x22, BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b,
+  CLOSE_BRACKET = 0x5d,
+  OPEN_BRACE = 0x7b,
+  CLOSE_BRACE = 0x7d,
+  QUOTE = 0x22,
+  BACKSLASH = 0x5c;
 
 /**
  * Whether a raw line nests arrays and objects deeper than `max`, by one pass over its bytes with a
@@ -114,7 +149,10 @@ const UTF8_OUT = new TextEncoder();
  * request, under the bounds: its nesting checked on the bytes before JSON.parse, its args' size
  * after. Nothing here recurses over what the client sent before the depth check has passed.
  */
-export function readToolLine(bytes: Uint8Array, b: ToolSocketBounds): ToolRequest | { bad: string; id: string | number | null } {
+export function readToolLine(
+  bytes: Uint8Array,
+  b: ToolSocketBounds,
+): ToolRequest | { bad: string; id: string | number | null } {
   if (nestedDeeperThan(bytes, b.depth)) return { bad: boundRefusal("depth", b), id: null }; // safety: tool-socket-depth-unbounded
   const req = parseToolLine(UTF8.decode(bytes));
   if ("bad" in req) return { bad: req.bad, id: null };

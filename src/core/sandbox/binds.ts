@@ -22,7 +22,11 @@ const same = (p: string, mode: Bind["mode"]) => ({ source: p, inside: p, mode })
  * its host path so the paths in session.json mean the same inside and out. Nothing else exists.
  */
 export const BIND_TABLE: readonly Row[] = [
-  { row: "usr", why: "the system's programs and libraries: sh, node, git, coreutils", make: () => [same("/usr", "ro")] }, // safety: usr-writable
+  {
+    row: "usr",
+    why: "the system's programs and libraries: sh, node, git, coreutils",
+    make: () => [same("/usr", "ro")],
+  }, // safety: usr-writable
   {
     row: "top-link",
     why: "the host's links into /usr, or its real directories on split-usr",
@@ -35,22 +39,41 @@ export const BIND_TABLE: readonly Row[] = [
       }),
   },
   { row: "etc", why: "name resolution, CA certificates, passwd for the user's name", make: () => [same("/etc", "ro")] }, // safety: etc-writable
-  { row: "dev", why: "null, zero, urandom and a pty, and no host device", make: () => [{ source: null, inside: "/dev", mode: "private" }] }, // safety: host-dev
+  {
+    row: "dev",
+    why: "null, zero, urandom and a pty, and no host device",
+    make: () => [{ source: null, inside: "/dev", mode: "private" }],
+  }, // safety: host-dev
   {
     row: "shm",
     why: `POSIX shared memory: a tmpfs of ${SESSION_LIMITS.shmBytes.value / 1048576} MiB over --dev's, which would hold half the host's RAM`,
-    make: () => [{ source: null, inside: "/dev/shm", mode: "tmpfs", size: SESSION_LIMITS.shmBytes.value, perms: "1777" }], // safety: shm-unbounded
+    make: () => [
+      { source: null, inside: "/dev/shm", mode: "tmpfs", size: SESSION_LIMITS.shmBytes.value, perms: "1777" },
+    ], // safety: shm-unbounded
   },
-  { row: "proc", why: "the session's own PID namespace, not the host's processes", make: () => [{ source: null, inside: "/proc", mode: "private" }] }, // safety: host-proc
+  {
+    row: "proc",
+    why: "the session's own PID namespace, not the host's processes",
+    make: () => [{ source: null, inside: "/proc", mode: "private" }],
+  }, // safety: host-proc
   // bwrap covers /proc/sys only when access(W_OK) says it is writable, and the kernel answers
   // EACCES for that directory whatever the caller: so a kuid 0 session wrote the host's sysctls.
-  { row: "proc-sys", why: "the kernel's settings, read-only: kernel.core_pattern names a program the host runs as root", make: () => [same("/proc/sys", "ro")] }, // safety: proc-sys-writable
+  {
+    row: "proc-sys",
+    why: "the kernel's settings, read-only: kernel.core_pattern names a program the host runs as root",
+    make: () => [same("/proc/sys", "ro")],
+  }, // safety: proc-sys-writable
   {
     row: "node",
     why: "node runs the runner and the gate; under /usr it is already there",
-    make: (_s, f) => (isWithin(f.node.realPath, "/usr") ? [] : [{ source: f.node.realPath, inside: f.node.path, mode: "ro" }]),
+    make: (_s, f) =>
+      isWithin(f.node.realPath, "/usr") ? [] : [{ source: f.node.realPath, inside: f.node.path, mode: "ro" }],
   },
-  { row: "runner-node", why: "the execute-only node the runner runs on, so no process in the sandbox can trace it", make: (_s, f) => [{ source: f.runnerNode, inside: f.runnerNode, mode: "ro" }] },
+  {
+    row: "runner-node",
+    why: "the execute-only node the runner runs on, so no process in the sandbox can trace it",
+    make: (_s, f) => [{ source: f.runnerNode, inside: f.runnerNode, mode: "ro" }],
+  },
   {
     row: "runner-file",
     why: "the repository files the runner loads, and no other file of the checkout",
@@ -87,7 +110,11 @@ export const BIND_TABLE: readonly Row[] = [
   },
   { row: "workspace", why: "where the harness works", make: (s) => [same(s.workspace, "rw")] }, // safety: no-workspace-bind
   // After the workspace, so they land on it: what the host later runs stays as the host left it.
-  { row: "protected", why: "code that runs later on the host", make: (s, _f, fs) => protectedBinds(s.workspace, fs).binds }, // safety: no-protected-paths
+  {
+    row: "protected",
+    why: "code that runs later on the host",
+    make: (s, _f, fs) => protectedBinds(s.workspace, fs).binds,
+  }, // safety: no-protected-paths
   {
     row: "run-dir",
     why: "turns/, session/ and turn.done; bundle/, session.json and sock/ read-only over it, home/ a tmpfs",
@@ -103,7 +130,9 @@ export const BIND_TABLE: readonly Row[] = [
   {
     row: "home",
     why: `the session's HOME: a private tmpfs of ${SESSION_LIMITS.homeBytes.value / 1048576} MiB, empty at the start`,
-    make: (s) => [{ source: null, inside: `${s.runDir}/home`, mode: "tmpfs", size: SESSION_LIMITS.homeBytes.value, perms: "0700" }], // safety: home-unbounded
+    make: (s) => [
+      { source: null, inside: `${s.runDir}/home`, mode: "tmpfs", size: SESSION_LIMITS.homeBytes.value, perms: "0700" },
+    ], // safety: home-unbounded
   },
   // Last, so nothing of the host's /tmp shows through.
   {
@@ -136,5 +165,7 @@ const NOTHING: FsView = { lstat: () => ({ kind: "missing" }) };
 export function systemBinds(facts: HostFacts): Bind[] {
   const rows = new Set<BindRow>([...BIND_TABLE_SYSTEM_ROWS, "runner-node", "tmp"]);
   const spec = { harness: "pi", runnerFiles: [] } as unknown as SandboxSpec;
-  return BIND_TABLE.filter((r) => rows.has(r.row)).flatMap((r) => r.make(spec, facts, NOTHING).map((b) => ({ ...b, why: b.why ?? r.why, row: r.row })));
+  return BIND_TABLE.filter((r) => rows.has(r.row)).flatMap((r) =>
+    r.make(spec, facts, NOTHING).map((b) => ({ ...b, why: b.why ?? r.why, row: r.row })),
+  );
 }

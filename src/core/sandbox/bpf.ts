@@ -37,7 +37,8 @@ export function assemble(items: readonly Item[]): Encoded[] {
     } else insns.push(it);
   }
   return insns.map((insn, pc) => {
-    if (insn.op === "ld" || insn.op === "ret") return { code: CODES[insn.op], jt: 0, jf: 0, k: insn.op === "ld" ? insn.offset : insn.k, insn };
+    if (insn.op === "ld" || insn.op === "ret")
+      return { code: CODES[insn.op], jt: 0, jf: 0, k: insn.op === "ld" ? insn.offset : insn.k, insn };
     const off = (label: string): number => {
       if (label === NEXT) return 0;
       const at = labels.get(label);
@@ -71,9 +72,11 @@ export function listing(program: readonly Encoded[]): string[] {
   return program.map((p, pc) => {
     const i = p.insn;
     const body =
-      i.op === "ld" ? `ld   [${i.offset}]` :
-      i.op === "ret" ? `ret  ${hex(i.k)}` :
-      `${i.op.padEnd(4)} ${hex(i.k)} jt ${at(pc + 1 + p.jt)} jf ${at(pc + 1 + p.jf)}`;
+      i.op === "ld"
+        ? `ld   [${i.offset}]`
+        : i.op === "ret"
+          ? `ret  ${hex(i.k)}`
+          : `${i.op.padEnd(4)} ${hex(i.k)} jt ${at(pc + 1 + p.jt)} jf ${at(pc + 1 + p.jf)}`;
     return `${at(pc)} ${body.padEnd(40)} ; ${i.note}`;
   });
 }

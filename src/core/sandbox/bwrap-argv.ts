@@ -7,7 +7,15 @@ import type { Bind, HostFacts, SandboxSpec } from "./types.ts";
  * Its own UTS namespace keeps kernel.hostname and kernel.domainname its own, and its own cgroup
  * namespace keeps the host's cgroup paths out of /proc/self/cgroup.
  */
-export const NAMESPACES = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup", "--as-pid-1"] as const; // safety: no-pid-namespace // safety: die-with-parent // safety: no-unshare-net // safety: no-unshare-uts // safety: no-unshare-cgroup
+export const NAMESPACES = [
+  "--unshare-user",
+  "--unshare-pid",
+  "--unshare-ipc",
+  "--unshare-net",
+  "--unshare-uts",
+  "--unshare-cgroup",
+  "--as-pid-1",
+] as const; // safety: no-pid-namespace // safety: die-with-parent // safety: no-unshare-net // safety: no-unshare-uts // safety: no-unshare-cgroup
 
 /** The descriptor bwrap reads the seccomp program from; the host passes the bytes on it. */
 export const SECCOMP_FD = 3;
@@ -17,11 +25,26 @@ export const SECCOMP_FD = 3;
  * the runner before it execs it; the seccomp program arrives on SECCOMP_FD.
  */
 export const HARDENING: readonly { args: readonly string[]; why: string }[] = [
-  { args: ["--cap-drop", "ALL"], why: "a root caller keeps every capability inside the user namespace otherwise: remount, umount, mknod" }, // safety: no-cap-drop
-  { args: ["--disable-userns"], why: "a nested user namespace lets a pivot_root detach the read-only binds, then a rename replaces them" }, // safety: no-disable-userns
-  { args: ["--assert-userns-disabled"], why: "bwrap fails rather than start a session in which user namespaces still work" },
-  { args: ["--new-session"], why: "no controlling terminal, so TIOCSTI cannot push keystrokes into the terminal outside" }, // safety: no-new-session
-  { args: ["--seccomp", String(SECCOMP_FD)], why: "the seccomp filter (seccomp.ts): ptrace, the mount family, namespaces, io_uring, bpf, TIOCSTI" }, // safety: no-seccomp
+  {
+    args: ["--cap-drop", "ALL"],
+    why: "a root caller keeps every capability inside the user namespace otherwise: remount, umount, mknod",
+  }, // safety: no-cap-drop
+  {
+    args: ["--disable-userns"],
+    why: "a nested user namespace lets a pivot_root detach the read-only binds, then a rename replaces them",
+  }, // safety: no-disable-userns
+  {
+    args: ["--assert-userns-disabled"],
+    why: "bwrap fails rather than start a session in which user namespaces still work",
+  },
+  {
+    args: ["--new-session"],
+    why: "no controlling terminal, so TIOCSTI cannot push keystrokes into the terminal outside",
+  }, // safety: no-new-session
+  {
+    args: ["--seccomp", String(SECCOMP_FD)],
+    why: "the seccomp filter (seccomp.ts): ptrace, the mount family, namespaces, io_uring, bpf, TIOCSTI",
+  }, // safety: no-seccomp
 ];
 
 export function bindArgs(b: Bind): string[] {
@@ -35,7 +58,12 @@ export function bindArgs(b: Bind): string[] {
     case "private":
       return b.inside === "/proc" ? ["--proc", "/proc"] : ["--dev", b.inside];
     case "tmpfs":
-      return [...(b.perms !== undefined ? ["--perms", b.perms] : []), ...(b.size !== undefined ? ["--size", String(b.size)] : []), "--tmpfs", b.inside];
+      return [
+        ...(b.perms !== undefined ? ["--perms", b.perms] : []),
+        ...(b.size !== undefined ? ["--size", String(b.size)] : []),
+        "--tmpfs",
+        b.inside,
+      ];
     case "ro-empty":
       return ["--perms", "0555", "--tmpfs", b.inside, "--remount-ro", b.inside];
   }
@@ -55,9 +83,14 @@ export function runnerCommand(spec: SandboxSpec, facts: HostFacts): string[] {
 /** The runner's command up to its script: what the probe runs too, with `-e 0` for the script. */
 export function runnerPrefix(facts: Pick<HostFacts, "runnerNode">): string[] {
   return [
-    "setpriv", "--pdeathsig", "KILL", "--", // safety: no-pdeathsig
-    "prlimit", `--nproc=${SESSION_LIMITS.tasks.value}`, // safety: nproc-unbounded
-    `--data=${SESSION_LIMITS.dataBytes.value}`, "--", // safety: data-unbounded
+    "setpriv",
+    "--pdeathsig",
+    "KILL",
+    "--", // safety: no-pdeathsig
+    "prlimit",
+    `--nproc=${SESSION_LIMITS.tasks.value}`, // safety: nproc-unbounded
+    `--data=${SESSION_LIMITS.dataBytes.value}`,
+    "--", // safety: data-unbounded
     facts.runnerNode, // safety: runner-node-readable
   ];
 }
@@ -72,10 +105,16 @@ export function bwrapArgv(spec: SandboxSpec, facts: HostFacts, table: Bind[]): s
     ...NAMESPACES,
     ...HARDENING.flatMap((h) => h.args),
     ...table.flatMap(bindArgs),
-    "--remount-ro", "/", // safety: no-remount-ro
-    "--setenv", "HOME", `${spec.runDir}/home`, // safety: host-home
-    "--setenv", "TMPDIR", "/tmp",
-    "--chdir", spec.runDir,
+    "--remount-ro",
+    "/", // safety: no-remount-ro
+    "--setenv",
+    "HOME",
+    `${spec.runDir}/home`, // safety: host-home
+    "--setenv",
+    "TMPDIR",
+    "/tmp",
+    "--chdir",
+    spec.runDir,
     "--",
     ...runnerCommand(spec, facts),
   ];

@@ -5,7 +5,12 @@ export type CgroupVersion = 1 | 2;
 
 const MEMORY_V1 = [
   { file: "memory.limit_in_bytes", value: SESSION_LIMITS.memoryBytes.value, why: SESSION_LIMITS.memoryBytes.why },
-  { file: "memory.memsw.limit_in_bytes", value: SESSION_LIMITS.memoryBytes.value, optional: true, why: "swap counts too, so the bound cannot be dodged by paging out" },
+  {
+    file: "memory.memsw.limit_in_bytes",
+    value: SESSION_LIMITS.memoryBytes.value,
+    optional: true,
+    why: "swap counts too, so the bound cannot be dodged by paging out",
+  },
 ] as const;
 const MEMORY_V2 = [
   { file: "memory.max", value: SESSION_LIMITS.memoryBytes.value, why: SESSION_LIMITS.memoryBytes.why },
@@ -17,7 +22,12 @@ const MEMORY_V2 = [
  * files may be missing (no swap accounting) and are then skipped; any other failure refuses the
  * launch. Order matters on v1: memsw may not be set below the memory limit.
  */
-export const CGROUP_SETTINGS: Readonly<Record<CgroupController, Readonly<Record<CgroupVersion, readonly { file: string; value: number; optional?: true; why: string }[]>>>> = {
+export const CGROUP_SETTINGS: Readonly<
+  Record<
+    CgroupController,
+    Readonly<Record<CgroupVersion, readonly { file: string; value: number; optional?: true; why: string }[]>>
+  >
+> = {
   pids: {
     1: [{ file: "pids.max", value: SESSION_LIMITS.tasks.value, why: SESSION_LIMITS.tasks.why }], // safety: cgroup-unbounded
     2: [{ file: "pids.max", value: SESSION_LIMITS.tasks.value, why: SESSION_LIMITS.tasks.why }], // safety: cgroup-v2-unbounded

@@ -21,8 +21,13 @@ export function planHandover(id: SessionIdentity, entries: readonly OwnedEntry[]
   const out: string[] = [];
   for (const e of entries) {
     if (e.uid === id.uid && e.gid === id.gid) continue;
-    if (e.kind !== "dir" && e.kind !== "link" && e.nlink > 1) // safety: handover-follows-hardlinks
-      throw new MosaicError("handover-hardlink", e.path, `has ${e.nlink} hard links and belongs to ${e.uid}:${e.gid}; handing it to the session (${id.uid}:${id.gid}) would hand over its other names too. Remove the extra link or copy the file`);
+    if (e.kind !== "dir" && e.kind !== "link" && e.nlink > 1)
+      // safety: handover-follows-hardlinks
+      throw new MosaicError(
+        "handover-hardlink",
+        e.path,
+        `has ${e.nlink} hard links and belongs to ${e.uid}:${e.gid}; handing it to the session (${id.uid}:${id.gid}) would hand over its other names too. Remove the extra link or copy the file`,
+      );
     out.push(e.path);
   }
   return out;

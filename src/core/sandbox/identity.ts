@@ -13,9 +13,11 @@ export const DEFAULT_SESSION_IDENTITY: Readonly<SessionIdentity & { why: string 
 };
 
 const parseId = (field: string, raw: string): number => {
-  if (!/^[0-9]{1,10}$/.test(raw)) throw new MosaicError("session-identity", field, `${JSON.stringify(raw)} is not a numeric id`);
+  if (!/^[0-9]{1,10}$/.test(raw))
+    throw new MosaicError("session-identity", field, `${JSON.stringify(raw)} is not a numeric id`);
   const n = Number(raw);
-  if (n === 0) throw new MosaicError("session-identity", field, "is 0: a root caller's sessions must never run as uid or gid 0");
+  if (n === 0)
+    throw new MosaicError("session-identity", field, "is 0: a root caller's sessions must never run as uid or gid 0");
   if (n > 0xfffffffe) throw new MosaicError("session-identity", field, `${n} is not a valid id`);
   return n;
 };
@@ -25,10 +27,17 @@ const parseId = (field: string, raw: string): number => {
  * identity it can give them. A root caller's run as MOSAIC_SESSION_UID/GID, else the default, and
  * never as 0 (a bad value is a MosaicError naming the variable).
  */
-export function sessionIdentity(caller: SessionIdentity, env: Readonly<Record<string, string | undefined>>): SessionIdentity {
+export function sessionIdentity(
+  caller: SessionIdentity,
+  env: Readonly<Record<string, string | undefined>>,
+): SessionIdentity {
   if (caller.uid !== 0) return { ...caller };
-  const uid = env.MOSAIC_SESSION_UID ? parseId("MOSAIC_SESSION_UID", env.MOSAIC_SESSION_UID) : DEFAULT_SESSION_IDENTITY.uid;
-  const gid = env.MOSAIC_SESSION_GID ? parseId("MOSAIC_SESSION_GID", env.MOSAIC_SESSION_GID) : DEFAULT_SESSION_IDENTITY.gid;
+  const uid = env.MOSAIC_SESSION_UID
+    ? parseId("MOSAIC_SESSION_UID", env.MOSAIC_SESSION_UID)
+    : DEFAULT_SESSION_IDENTITY.uid;
+  const gid = env.MOSAIC_SESSION_GID
+    ? parseId("MOSAIC_SESSION_GID", env.MOSAIC_SESSION_GID)
+    : DEFAULT_SESSION_IDENTITY.gid;
   return { uid, gid };
 }
 
@@ -39,6 +48,7 @@ export function sessionIdentity(caller: SessionIdentity, env: Readonly<Record<st
  */
 export function dropToSession(facts: Pick<HostFacts, "uid" | "session">): string[] {
   if (facts.uid !== 0) return [];
-  if (facts.session.uid === 0 || facts.session.gid === 0) throw new MosaicError("session-identity", "hostFacts.session", "a root caller's session identity is uid or gid 0"); // safety: session-identity-root-allowed
+  if (facts.session.uid === 0 || facts.session.gid === 0)
+    throw new MosaicError("session-identity", "hostFacts.session", "a root caller's session identity is uid or gid 0"); // safety: session-identity-root-allowed
   return ["setpriv", `--reuid=${facts.session.uid}`, `--regid=${facts.session.gid}`, "--clear-groups", "--"]; // safety: session-runs-as-root
 }

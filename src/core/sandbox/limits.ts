@@ -30,5 +30,8 @@ export const SESSION_LIMITS = {
    * memory.limit_in_bytes): the runner, every turn and whatever they start, together. A user caller
    * has no memory controller it may write; only dataBytes bounds it, per process (docs/hardening.md).
    */
-  memoryBytes: { value: 3072 * MiB, why: "many processes together cannot take the host's memory; the kernel's OOM killer ends the largest" },
+  memoryBytes: {
+    value: 3072 * MiB,
+    why: "many processes together cannot take the host's memory; the kernel's OOM killer ends the largest",
+  },
 } as const;

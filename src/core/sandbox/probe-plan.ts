@@ -15,9 +15,15 @@ export interface ProbeStep {
  * last step; only when it fails does it run the others, to name the first one this host lacks.
  */
 export function probeSteps(facts: HostFacts): ProbeStep[] {
-  const system = systemBinds(facts).filter((b) => BIND_TABLE_SYSTEM_ROWS.includes(b.row)).flatMap(bindArgs);
-  const tmp = systemBinds(facts).filter((b) => b.row === "tmp").flatMap(bindArgs);
-  const runner = systemBinds(facts).filter((b) => b.row === "runner-node").flatMap(bindArgs);
+  const system = systemBinds(facts)
+    .filter((b) => BIND_TABLE_SYSTEM_ROWS.includes(b.row))
+    .flatMap(bindArgs);
+  const tmp = systemBinds(facts)
+    .filter((b) => b.row === "tmp")
+    .flatMap(bindArgs);
+  const runner = systemBinds(facts)
+    .filter((b) => b.row === "runner-node")
+    .flatMap(bindArgs);
   const steps: ProbeStep[] = [];
   let args = [...NAMESPACES, ...system];
   steps.push({ name: `the namespaces (${NAMESPACES.join(" ")})`, args: [...args, "--", "true"] });
@@ -37,10 +43,13 @@ export function probeSteps(facts: HostFacts): ProbeStep[] {
 
 /** What the host lacks before bwrap is even run, or null. */
 export function hostProblem(facts: HostFacts): string | null {
-  if (seccompArchOf(facts.arch) === undefined) return `no seccomp filter is written for ${facts.arch}; sessions run on x64 and arm64 only`;
-  if (facts.uid === 0 && facts.cgroups.pids === null) // safety: root-without-cgroup
+  if (seccompArchOf(facts.arch) === undefined)
+    return `no seccomp filter is written for ${facts.arch}; sessions run on x64 and arm64 only`;
+  if (facts.uid === 0 && facts.cgroups.pids === null)
+    // safety: root-without-cgroup
     return "running as root, a session's tasks are bounded by a pids cgroup too, and no writable pids controller was found (mount cgroup v2 with pids, or cgroup v1's pids hierarchy)";
-  if (facts.uid === 0 && facts.cgroups.memory === null) // safety: root-without-memory-cgroup
+  if (facts.uid === 0 && facts.cgroups.memory === null)
+    // safety: root-without-memory-cgroup
     return "running as root, a session's memory as a whole is bounded by a memory cgroup, and no writable memory controller was found (mount cgroup v2 with memory, or cgroup v1's memory hierarchy)";
   return null;
 }

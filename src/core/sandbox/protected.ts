@@ -9,8 +9,10 @@ type Kind = "dir" | "file";
  * why that kind: the stand-in is a mount point, and bwrap makes one in the host's workspace.
  */
 export const STAND_INS = {
-  "empty-dir": "an empty read-only tmpfs: git ignores an empty directory, so `git add -A` neither fails on it (as on a device) nor commits it (as an empty file), and a tool that reads it gets EISDIR",
-  "dev-null": "the host's /dev/null on a nodev mount, which no one can open (EACCES): git reads past an unreadable config file and fails on a directory there",
+  "empty-dir":
+    "an empty read-only tmpfs: git ignores an empty directory, so `git add -A` neither fails on it (as on a device) nor commits it (as an empty file), and a tool that reads it gets EISDIR",
+  "dev-null":
+    "the host's /dev/null on a nodev mount, which no one can open (EACCES): git reads past an unreadable config file and fails on a directory there",
   none: "nothing: any stand-in there is a file git reads and fails on, inside the session and on the host while it runs; the end-of-session check (src/core/workspace) keeps it absent instead",
 } as const;
 export type StandIn = keyof typeof STAND_INS;
@@ -37,48 +39,191 @@ export interface ProtectedPath {
  * into a repository) the end-of-session check catches by design: docs/hardening.md.
  */
 export const PROTECTED_PATHS: readonly ProtectedPath[] = [
-  { path: ".git", kind: "dir", writable: true, why: "a mount point, so the repository cannot be moved aside and replaced; git add, commit and log still work" }, // safety: protect-git
+  {
+    path: ".git",
+    kind: "dir",
+    writable: true,
+    why: "a mount point, so the repository cannot be moved aside and replaced; git add, commit and log still work",
+  }, // safety: protect-git
   { path: ".git/hooks", kind: "dir", writable: false, why: "the host's git runs these on commit, checkout and merge" }, // safety: protect-git-hooks
-  { path: ".git/config", kind: "file", writable: false, absent: "dev-null", why: "core.hooksPath, core.fsmonitor, core.sshCommand, filters and aliases run on the host" }, // safety: protect-git-config
-  { path: ".git/config.worktree", kind: "file", writable: false, absent: "none", why: "per-worktree config (core.fsmonitor, core.hooksPath) git reads when extensions.worktreeConfig is on; absent, git never reads it unless the read-only config turns that on, and then any stand-in makes git fail" }, // safety: protect-git-config-worktree
-  { path: ".git/commondir", kind: "file", writable: false, absent: "none", why: "names the directory whose config, hooks, objects and refs the repository then uses" }, // safety: protect-git-commondir
-  { path: ".git/info", kind: "dir", writable: false, why: "attributes (which filter and diff drivers run), exclude and sparse-checkout patterns the host's git reads" }, // safety: protect-git-info
-  { path: ".git/worktrees", kind: "dir", writable: false, why: "each linked worktree's gitdir: its commondir, config.worktree and HEAD" }, // safety: protect-git-worktrees
+  {
+    path: ".git/config",
+    kind: "file",
+    writable: false,
+    absent: "dev-null",
+    why: "core.hooksPath, core.fsmonitor, core.sshCommand, filters and aliases run on the host",
+  }, // safety: protect-git-config
+  {
+    path: ".git/config.worktree",
+    kind: "file",
+    writable: false,
+    absent: "none",
+    why: "per-worktree config (core.fsmonitor, core.hooksPath) git reads when extensions.worktreeConfig is on; absent, git never reads it unless the read-only config turns that on, and then any stand-in makes git fail",
+  }, // safety: protect-git-config-worktree
+  {
+    path: ".git/commondir",
+    kind: "file",
+    writable: false,
+    absent: "none",
+    why: "names the directory whose config, hooks, objects and refs the repository then uses",
+  }, // safety: protect-git-commondir
+  {
+    path: ".git/info",
+    kind: "dir",
+    writable: false,
+    why: "attributes (which filter and diff drivers run), exclude and sparse-checkout patterns the host's git reads",
+  }, // safety: protect-git-info
+  {
+    path: ".git/worktrees",
+    kind: "dir",
+    writable: false,
+    why: "each linked worktree's gitdir: its commondir, config.worktree and HEAD",
+  }, // safety: protect-git-worktrees
   { path: ".git/modules", kind: "dir", writable: false, why: "each submodule's own config and hooks" }, // safety: protect-git-modules
   { path: ".gitmodules", kind: "file", writable: false, why: "submodule URLs the host's git fetches" }, // safety: protect-gitmodules
-  { path: ".gitattributes", kind: "file", writable: false, why: "selects the filter, diff and merge drivers the host's git runs on checkout, add and diff (git-lfs's filter among them)" }, // safety: protect-gitattributes
-  { path: ".lfsconfig", kind: "file", writable: false, why: "git-lfs's endpoint: the host's git-lfs sends the founder's credentials there" }, // safety: protect-lfsconfig
-  { path: ".gitconfig", kind: "file", writable: false, why: "a shared config .git/config may include (include.path = ../.gitconfig), and git's global config where this directory is a HOME (sandbox-runtime's list)" }, // safety: protect-gitconfig
-  { path: ".husky", kind: "dir", writable: false, why: "husky's hooks, which core.hooksPath names: the host's git runs them on commit" }, // safety: protect-husky
-  { path: ".pre-commit-config.yaml", kind: "file", writable: false, why: "the hooks pre-commit runs on the host's git commit; a local hook's entry is any command" }, // safety: protect-pre-commit
+  {
+    path: ".gitattributes",
+    kind: "file",
+    writable: false,
+    why: "selects the filter, diff and merge drivers the host's git runs on checkout, add and diff (git-lfs's filter among them)",
+  }, // safety: protect-gitattributes
+  {
+    path: ".lfsconfig",
+    kind: "file",
+    writable: false,
+    why: "git-lfs's endpoint: the host's git-lfs sends the founder's credentials there",
+  }, // safety: protect-lfsconfig
+  {
+    path: ".gitconfig",
+    kind: "file",
+    writable: false,
+    why: "a shared config .git/config may include (include.path = ../.gitconfig), and git's global config where this directory is a HOME (sandbox-runtime's list)",
+  }, // safety: protect-gitconfig
+  {
+    path: ".husky",
+    kind: "dir",
+    writable: false,
+    why: "husky's hooks, which core.hooksPath names: the host's git runs them on commit",
+  }, // safety: protect-husky
+  {
+    path: ".pre-commit-config.yaml",
+    kind: "file",
+    writable: false,
+    why: "the hooks pre-commit runs on the host's git commit; a local hook's entry is any command",
+  }, // safety: protect-pre-commit
   { path: "lefthook.yml", kind: "file", writable: false, why: "the commands lefthook's git hooks run on the host" }, // safety: protect-lefthook
   { path: ".lefthook.yml", kind: "file", writable: false, why: "the commands lefthook's git hooks run on the host" }, // safety: protect-lefthook-dot
-  { path: ".github", kind: "dir", writable: false, why: "workflows CI runs with the repository's secrets once the founder pushes" }, // safety: protect-github
-  { path: ".npmrc", kind: "file", writable: false, why: "npm's config: node-options, script-shell and git name programs the host's next npm command runs" }, // safety: protect-npmrc
+  {
+    path: ".github",
+    kind: "dir",
+    writable: false,
+    why: "workflows CI runs with the repository's secrets once the founder pushes",
+  }, // safety: protect-github
+  {
+    path: ".npmrc",
+    kind: "file",
+    writable: false,
+    why: "npm's config: node-options, script-shell and git name programs the host's next npm command runs",
+  }, // safety: protect-npmrc
   { path: ".yarnrc", kind: "file", writable: false, why: "yarn 1's yarn-path: the host's yarn runs the file it names" }, // safety: protect-yarnrc
-  { path: ".yarnrc.yml", kind: "file", writable: false, why: "yarnPath and plugins: the host's yarn runs the files they name" }, // safety: protect-yarnrc-yml
+  {
+    path: ".yarnrc.yml",
+    kind: "file",
+    writable: false,
+    why: "yarnPath and plugins: the host's yarn runs the files they name",
+  }, // safety: protect-yarnrc-yml
   { path: ".pnpmfile.cjs", kind: "file", writable: false, why: "pnpm runs its hooks on the host's next install" }, // safety: protect-pnpmfile
-  { path: ".cargo", kind: "dir", writable: false, why: "cargo's config: rustc-wrapper, target runners and aliases the host's cargo runs" }, // safety: protect-cargo
-  { path: "mise.toml", kind: "file", writable: false, why: "mise's tasks, env and hooks; where mise is activated the host's shell runs its hooks on cd" }, // safety: protect-mise
-  { path: ".mise.toml", kind: "file", writable: false, why: "mise's tasks, env and hooks; where mise is activated the host's shell runs its hooks on cd" }, // safety: protect-mise-dot
-  { path: ".tool-versions", kind: "file", writable: false, why: "asdf and mise install and run the plugins and versions it names" }, // safety: protect-tool-versions
+  {
+    path: ".cargo",
+    kind: "dir",
+    writable: false,
+    why: "cargo's config: rustc-wrapper, target runners and aliases the host's cargo runs",
+  }, // safety: protect-cargo
+  {
+    path: "mise.toml",
+    kind: "file",
+    writable: false,
+    why: "mise's tasks, env and hooks; where mise is activated the host's shell runs its hooks on cd",
+  }, // safety: protect-mise
+  {
+    path: ".mise.toml",
+    kind: "file",
+    writable: false,
+    why: "mise's tasks, env and hooks; where mise is activated the host's shell runs its hooks on cd",
+  }, // safety: protect-mise-dot
+  {
+    path: ".tool-versions",
+    kind: "file",
+    writable: false,
+    why: "asdf and mise install and run the plugins and versions it names",
+  }, // safety: protect-tool-versions
   { path: ".mcp.json", kind: "file", writable: false, why: "MCP servers Claude Code starts when run in the workspace" }, // safety: protect-mcp-json
-  { path: ".claude", kind: "dir", writable: false, why: "hooks, commands, agents and settings Claude Code loads on the host" }, // safety: protect-claude
+  {
+    path: ".claude",
+    kind: "dir",
+    writable: false,
+    why: "hooks, commands, agents and settings Claude Code loads on the host",
+  }, // safety: protect-claude
   { path: ".pi", kind: "dir", writable: false, why: "extensions and settings Pi loads on the host" }, // safety: protect-pi
-  { path: ".codex", kind: "dir", writable: false, why: "Codex's project config and hooks (Codex's own protected paths)" }, // safety: protect-codex
+  {
+    path: ".codex",
+    kind: "dir",
+    writable: false,
+    why: "Codex's project config and hooks (Codex's own protected paths)",
+  }, // safety: protect-codex
   { path: ".agents", kind: "dir", writable: false, why: "the skills Codex loads (Codex's own protected paths)" }, // safety: protect-agents
-  { path: ".gemini", kind: "dir", writable: false, why: "Gemini CLI's project settings: the MCP servers and hooks it starts on the host" }, // safety: protect-gemini
-  { path: ".cursor", kind: "dir", writable: false, why: "Cursor's mcp.json and rules: the MCP servers it starts on the host" }, // safety: protect-cursor
+  {
+    path: ".gemini",
+    kind: "dir",
+    writable: false,
+    why: "Gemini CLI's project settings: the MCP servers and hooks it starts on the host",
+  }, // safety: protect-gemini
+  {
+    path: ".cursor",
+    kind: "dir",
+    writable: false,
+    why: "Cursor's mcp.json and rules: the MCP servers it starts on the host",
+  }, // safety: protect-cursor
   { path: ".vscode", kind: "dir", writable: false, why: "tasks and settings VS Code runs on the host" }, // safety: protect-vscode
   { path: ".idea", kind: "dir", writable: false, why: "run configurations a JetBrains IDE runs on the host" }, // safety: protect-idea
   { path: ".devcontainer", kind: "dir", writable: false, why: "lifecycle commands an editor runs on the host" }, // safety: protect-devcontainer
   { path: ".envrc", kind: "file", writable: false, why: "direnv runs it on the host on cd" }, // safety: protect-envrc
-  { path: ".bashrc", kind: "file", writable: false, why: "a shell runs it where this directory is a HOME, as in a container that mounts the workspace as one (sandbox-runtime's list)" }, // safety: protect-bashrc
-  { path: ".bash_profile", kind: "file", writable: false, why: "a login shell runs it where this directory is a HOME (sandbox-runtime's list)" }, // safety: protect-bash-profile
-  { path: ".profile", kind: "file", writable: false, why: "a login shell runs it where this directory is a HOME (sandbox-runtime's list)" }, // safety: protect-profile
-  { path: ".zshrc", kind: "file", writable: false, why: "zsh runs it where this directory is a HOME or ZDOTDIR (sandbox-runtime's list)" }, // safety: protect-zshrc
-  { path: ".zprofile", kind: "file", writable: false, why: "a zsh login shell runs it where this directory is a HOME or ZDOTDIR (sandbox-runtime's list)" }, // safety: protect-zprofile
-  { path: ".ripgreprc", kind: "file", writable: false, why: "ripgrep's config where RIPGREP_CONFIG_PATH names it; its --pre runs a program on every file searched (sandbox-runtime's list)" }, // safety: protect-ripgreprc
+  {
+    path: ".bashrc",
+    kind: "file",
+    writable: false,
+    why: "a shell runs it where this directory is a HOME, as in a container that mounts the workspace as one (sandbox-runtime's list)",
+  }, // safety: protect-bashrc
+  {
+    path: ".bash_profile",
+    kind: "file",
+    writable: false,
+    why: "a login shell runs it where this directory is a HOME (sandbox-runtime's list)",
+  }, // safety: protect-bash-profile
+  {
+    path: ".profile",
+    kind: "file",
+    writable: false,
+    why: "a login shell runs it where this directory is a HOME (sandbox-runtime's list)",
+  }, // safety: protect-profile
+  {
+    path: ".zshrc",
+    kind: "file",
+    writable: false,
+    why: "zsh runs it where this directory is a HOME or ZDOTDIR (sandbox-runtime's list)",
+  }, // safety: protect-zshrc
+  {
+    path: ".zprofile",
+    kind: "file",
+    writable: false,
+    why: "a zsh login shell runs it where this directory is a HOME or ZDOTDIR (sandbox-runtime's list)",
+  }, // safety: protect-zprofile
+  {
+    path: ".ripgreprc",
+    kind: "file",
+    writable: false,
+    why: "ripgrep's config where RIPGREP_CONFIG_PATH names it; its --pre runs a program on every file searched (sandbox-runtime's list)",
+  }, // safety: protect-ripgreprc
 ];
 
 /** A mount point bwrap creates on the host for a protected path that did not exist. */
@@ -93,7 +238,10 @@ export interface MountStub {
  * ends, if they are still empty). A protected path that is a link is refused: a bind would land
  * on its target, and the link itself could be replaced.
  */
-export function protectedBinds(workspace: string, fs: FsView): { binds: Array<Omit<Bind, "why" | "row"> & { why: string }>; mountStubs: MountStub[] } {
+export function protectedBinds(
+  workspace: string,
+  fs: FsView,
+): { binds: Array<Omit<Bind, "why" | "row"> & { why: string }>; mountStubs: MountStub[] } {
   const binds: Array<Omit<Bind, "why" | "row"> & { why: string }> = [];
   const mountStubs: MountStub[] = [];
   const covered: string[] = [];
@@ -102,15 +250,24 @@ export function protectedBinds(workspace: string, fs: FsView): { binds: Array<Om
     if (covered.some((c) => row.path.startsWith(c + "/"))) continue;
     const p = `${workspace}/${row.path}`;
     const e = fs.lstat(p);
-    if (e.kind === "link") throw new MosaicError("protected-link", p, `is a symbolic link (to ${e.target}); a protected path must be a real file or directory, or absent`);
-    if (e.kind === "unreadable") throw new MosaicError("protected-unreadable", p, `cannot be examined (${e.why}), so it cannot be protected`);
+    if (e.kind === "link")
+      throw new MosaicError(
+        "protected-link",
+        p,
+        `is a symbolic link (to ${e.target}); a protected path must be a real file or directory, or absent`,
+      );
+    if (e.kind === "unreadable")
+      throw new MosaicError("protected-unreadable", p, `cannot be examined (${e.why}), so it cannot be protected`);
     // Missing: a read-only stand-in, so the session cannot create it either.
-    if (e.kind === "missing") { // safety: protected-absent-creatable
+    if (e.kind === "missing") {
+      // safety: protected-absent-creatable
       const standIn = row.absent ?? "empty-dir";
       if (standIn === "none") continue;
-      binds.push(standIn === "empty-dir"
-        ? { source: null, inside: p, mode: "ro-empty", why: `absent, kept absent: ${row.why}` }
-        : { source: "/dev/null", inside: p, mode: "ro", why: `absent, kept absent: ${row.why}` });
+      binds.push(
+        standIn === "empty-dir"
+          ? { source: null, inside: p, mode: "ro-empty", why: `absent, kept absent: ${row.why}` }
+          : { source: "/dev/null", inside: p, mode: "ro", why: `absent, kept absent: ${row.why}` },
+      );
       mountStubs.push({ path: p, kind: standIn === "empty-dir" ? "dir" : "file" });
       covered.push(row.path);
       continue;

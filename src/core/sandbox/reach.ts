@@ -51,12 +51,18 @@ export function reachProblem(id: SessionIdentity, chain: readonly PathStat[], ne
   if (target === undefined || target.kind === "missing") return `${target?.path ?? "(empty path)"} does not exist`;
   for (const st of chain.slice(0, -1)) {
     if (st.kind !== "dir") return `${st.path} is not a directory`;
-    if ((bitsFor(id, st) & 1) === 0) return `uid ${id.uid} cannot enter ${st.path} (mode ${oct(st.mode)}, owner ${st.uid}:${st.gid})`; // safety: reach-ancestors-unchecked
+    if ((bitsFor(id, st) & 1) === 0)
+      return `uid ${id.uid} cannot enter ${st.path} (mode ${oct(st.mode)}, owner ${st.uid}:${st.gid})`; // safety: reach-ancestors-unchecked
   }
   if (need === "search" && target.kind !== "dir") return null;
-  if (need === "search") return (bitsFor(id, target) & 1) === 0 ? `uid ${id.uid} cannot enter ${target.path} (mode ${oct(target.mode)}, owner ${target.uid}:${target.gid})` : null;
-  const want = need === "read" && target.kind === "dir" ? 5 : BITS[need] | (need === "write" && target.kind === "dir" ? 1 : 0);
-  if ((bitsFor(id, target) & want) !== want) return `uid ${id.uid} cannot ${need === "connect" ? "connect to" : need} ${target.path} (mode ${oct(target.mode)}, owner ${target.uid}:${target.gid})`;
+  if (need === "search")
+    return (bitsFor(id, target) & 1) === 0
+      ? `uid ${id.uid} cannot enter ${target.path} (mode ${oct(target.mode)}, owner ${target.uid}:${target.gid})`
+      : null;
+  const want =
+    need === "read" && target.kind === "dir" ? 5 : BITS[need] | (need === "write" && target.kind === "dir" ? 1 : 0);
+  if ((bitsFor(id, target) & want) !== want)
+    return `uid ${id.uid} cannot ${need === "connect" ? "connect to" : need} ${target.path} (mode ${oct(target.mode)}, owner ${target.uid}:${target.gid})`;
   return null;
 }
 
@@ -67,7 +73,10 @@ const oct = (m: number) => `0${(m & 0o7777).toString(8)}`;
  * launcher hands to the identity (`owned`: the workspace and the run directory) need only their
  * parent searchable: what lies in them will be the identity's own.
  */
-export function bindNeeds(table: readonly Bind[], owned: readonly string[] = []): Array<{ source: string; need: Need; row: BindRow }> {
+export function bindNeeds(
+  table: readonly Bind[],
+  owned: readonly string[] = [],
+): Array<{ source: string; need: Need; row: BindRow }> {
   const out: Array<{ source: string; need: Need; row: BindRow }> = [];
   const seen = new Set<string>();
   for (const b of table) {

@@ -2,8 +2,17 @@ import type { Bind } from "./types.ts";
 
 /** Operands each bwrap option takes, so a rendered argv shows one option with its operands per line. */
 const ARITY: Readonly<Record<string, number>> = {
-  "--ro-bind": 2, "--bind": 2, "--symlink": 2, "--dev": 1, "--proc": 1, "--tmpfs": 1,
-  "--remount-ro": 1, "--setenv": 2, "--chdir": 1, "--cap-drop": 1, "--seccomp": 1,
+  "--ro-bind": 2,
+  "--bind": 2,
+  "--symlink": 2,
+  "--dev": 1,
+  "--proc": 1,
+  "--tmpfs": 1,
+  "--remount-ro": 1,
+  "--setenv": 2,
+  "--chdir": 1,
+  "--cap-drop": 1,
+  "--seccomp": 1,
 };
 
 /** Options that modify the option after them; they share its line. */
@@ -43,5 +52,11 @@ export function renderCommandLines(command: readonly string[]): string[] {
 export const BIND_TABLE_HEADING = "source | inside | mode | why";
 
 export function renderBindLines(table: readonly Bind[]): string[] {
-  return [BIND_TABLE_HEADING, ...table.map((b) => `${b.source ?? "(none)"} | ${b.inside} | ${b.mode}${b.size !== undefined ? ` ${b.size} bytes` : ""} | ${b.why}`)];
+  return [
+    BIND_TABLE_HEADING,
+    ...table.map(
+      (b) =>
+        `${b.source ?? "(none)"} | ${b.inside} | ${b.mode}${b.size !== undefined ? ` ${b.size} bytes` : ""} | ${b.why}`,
+    ),
+  ];
 }

@@ -27,34 +27,114 @@ const both = (n: number): Nr => ({ x86_64: n, aarch64: n });
  * asm/unistd_64.h, aarch64 from asm-generic/unistd.h (baselines/syscalls.json pins both).
  */
 export const SECCOMP_DENY: readonly DenyRow[] = [
-  { name: "ptrace", nr: { x86_64: 101, aarch64: 117 }, errno: "EPERM", why: "tracing pid 1 (the runner, which holds the capability) or another turn" }, // safety: seccomp-ptrace
-  { name: "process_vm_readv", nr: { x86_64: 310, aarch64: 270 }, errno: "EPERM", why: "reading another process's memory without ptrace" }, // safety: seccomp-process-vm-readv
-  { name: "process_vm_writev", nr: { x86_64: 311, aarch64: 271 }, errno: "EPERM", why: "writing another process's memory without ptrace" }, // safety: seccomp-process-vm-writev
+  {
+    name: "ptrace",
+    nr: { x86_64: 101, aarch64: 117 },
+    errno: "EPERM",
+    why: "tracing pid 1 (the runner, which holds the capability) or another turn",
+  }, // safety: seccomp-ptrace
+  {
+    name: "process_vm_readv",
+    nr: { x86_64: 310, aarch64: 270 },
+    errno: "EPERM",
+    why: "reading another process's memory without ptrace",
+  }, // safety: seccomp-process-vm-readv
+  {
+    name: "process_vm_writev",
+    nr: { x86_64: 311, aarch64: 271 },
+    errno: "EPERM",
+    why: "writing another process's memory without ptrace",
+  }, // safety: seccomp-process-vm-writev
   { name: "io_uring_setup", nr: both(425), errno: "EPERM", why: "io_uring runs operations this filter never sees" }, // safety: seccomp-io-uring-setup
   { name: "io_uring_enter", nr: both(426), errno: "EPERM", why: "io_uring runs operations this filter never sees" }, // safety: seccomp-io-uring-enter
   { name: "io_uring_register", nr: both(427), errno: "EPERM", why: "io_uring runs operations this filter never sees" }, // safety: seccomp-io-uring-register
   { name: "bpf", nr: { x86_64: 321, aarch64: 280 }, errno: "EPERM", why: "loading programs into the kernel" }, // safety: seccomp-bpf
-  { name: "perf_event_open", nr: { x86_64: 298, aarch64: 241 }, errno: "EPERM", why: "observing the kernel and other processes; a frequent escalation surface" }, // safety: seccomp-perf-event-open
-  { name: "userfaultfd", nr: { x86_64: 323, aarch64: 282 }, errno: "EPERM", why: "stalling kernel copies, the usual primitive for exploiting races" }, // safety: seccomp-userfaultfd
-  { name: "keyctl", nr: { x86_64: 250, aarch64: 219 }, errno: "EPERM", why: "the kernel keyrings, which reach beyond the sandbox" }, // safety: seccomp-keyctl
-  { name: "add_key", nr: { x86_64: 248, aarch64: 217 }, errno: "EPERM", why: "the kernel keyrings, which reach beyond the sandbox" }, // safety: seccomp-add-key
-  { name: "request_key", nr: { x86_64: 249, aarch64: 218 }, errno: "EPERM", why: "the kernel keyrings, which reach beyond the sandbox" }, // safety: seccomp-request-key
-  { name: "mount", nr: { x86_64: 165, aarch64: 40 }, errno: "EPERM", why: "remounting a read-only bind read-write, or covering one" }, // safety: seccomp-mount
-  { name: "umount2", nr: { x86_64: 166, aarch64: 39 }, errno: "EPERM", why: "unmounting the read-only bundle/ and session.json to reach what lies under" }, // safety: seccomp-umount2
+  {
+    name: "perf_event_open",
+    nr: { x86_64: 298, aarch64: 241 },
+    errno: "EPERM",
+    why: "observing the kernel and other processes; a frequent escalation surface",
+  }, // safety: seccomp-perf-event-open
+  {
+    name: "userfaultfd",
+    nr: { x86_64: 323, aarch64: 282 },
+    errno: "EPERM",
+    why: "stalling kernel copies, the usual primitive for exploiting races",
+  }, // safety: seccomp-userfaultfd
+  {
+    name: "keyctl",
+    nr: { x86_64: 250, aarch64: 219 },
+    errno: "EPERM",
+    why: "the kernel keyrings, which reach beyond the sandbox",
+  }, // safety: seccomp-keyctl
+  {
+    name: "add_key",
+    nr: { x86_64: 248, aarch64: 217 },
+    errno: "EPERM",
+    why: "the kernel keyrings, which reach beyond the sandbox",
+  }, // safety: seccomp-add-key
+  {
+    name: "request_key",
+    nr: { x86_64: 249, aarch64: 218 },
+    errno: "EPERM",
+    why: "the kernel keyrings, which reach beyond the sandbox",
+  }, // safety: seccomp-request-key
+  {
+    name: "mount",
+    nr: { x86_64: 165, aarch64: 40 },
+    errno: "EPERM",
+    why: "remounting a read-only bind read-write, or covering one",
+  }, // safety: seccomp-mount
+  {
+    name: "umount2",
+    nr: { x86_64: 166, aarch64: 39 },
+    errno: "EPERM",
+    why: "unmounting the read-only bundle/ and session.json to reach what lies under",
+  }, // safety: seccomp-umount2
   { name: "pivot_root", nr: { x86_64: 155, aarch64: 41 }, errno: "EPERM", why: "detaching the sandbox's root" }, // safety: seccomp-pivot-root
   { name: "move_mount", nr: both(429), errno: "EPERM", why: "the new mount API: moving a bind" }, // safety: seccomp-move-mount
-  { name: "open_tree", nr: both(428), errno: "EPERM", why: "the new mount API: cloning a bind to reattach it writable" }, // safety: seccomp-open-tree
+  {
+    name: "open_tree",
+    nr: both(428),
+    errno: "EPERM",
+    why: "the new mount API: cloning a bind to reattach it writable",
+  }, // safety: seccomp-open-tree
   { name: "open_tree_attr", nr: both(467), errno: "EPERM", why: "the new mount API: open_tree with attributes" }, // safety: seccomp-open-tree-attr
   { name: "fsopen", nr: both(430), errno: "EPERM", why: "the new mount API: a new filesystem context" }, // safety: seccomp-fsopen
   { name: "fsconfig", nr: both(431), errno: "EPERM", why: "the new mount API: configuring a filesystem context" }, // safety: seccomp-fsconfig
   { name: "fsmount", nr: both(432), errno: "EPERM", why: "the new mount API: mounting a filesystem context" }, // safety: seccomp-fsmount
   { name: "fspick", nr: both(433), errno: "EPERM", why: "the new mount API: reconfiguring a mounted filesystem" }, // safety: seccomp-fspick
   { name: "mount_setattr", nr: both(442), errno: "EPERM", why: "clearing a bind's read-only flag" }, // safety: seccomp-mount-setattr
-  { name: "setns", nr: { x86_64: 308, aarch64: 268 }, errno: "EPERM", why: "joining another namespace through an inherited descriptor" }, // safety: seccomp-setns
-  { name: "unshare", nr: { x86_64: 272, aarch64: 97 }, errno: "EPERM", why: "new namespaces, in which a pivot_root hides the read-only binds" }, // safety: seccomp-unshare
-  { name: "clone3", nr: both(435), errno: "ENOSYS", why: "its flags live in memory this filter cannot read; ENOSYS makes libc fall back to clone" }, // safety: seccomp-clone3
-  { name: "open_by_handle_at", nr: { x86_64: 304, aarch64: 265 }, errno: "EPERM", why: "opening files by handle, past every bind (the shocker escape)" }, // safety: seccomp-open-by-handle-at
-  { name: "name_to_handle_at", nr: { x86_64: 303, aarch64: 264 }, errno: "EPERM", why: "minting the handles open_by_handle_at takes" }, // safety: seccomp-name-to-handle-at
+  {
+    name: "setns",
+    nr: { x86_64: 308, aarch64: 268 },
+    errno: "EPERM",
+    why: "joining another namespace through an inherited descriptor",
+  }, // safety: seccomp-setns
+  {
+    name: "unshare",
+    nr: { x86_64: 272, aarch64: 97 },
+    errno: "EPERM",
+    why: "new namespaces, in which a pivot_root hides the read-only binds",
+  }, // safety: seccomp-unshare
+  {
+    name: "clone3",
+    nr: both(435),
+    errno: "ENOSYS",
+    why: "its flags live in memory this filter cannot read; ENOSYS makes libc fall back to clone",
+  }, // safety: seccomp-clone3
+  {
+    name: "open_by_handle_at",
+    nr: { x86_64: 304, aarch64: 265 },
+    errno: "EPERM",
+    why: "opening files by handle, past every bind (the shocker escape)",
+  }, // safety: seccomp-open-by-handle-at
+  {
+    name: "name_to_handle_at",
+    nr: { x86_64: 303, aarch64: 264 },
+    errno: "EPERM",
+    why: "minting the handles open_by_handle_at takes",
+  }, // safety: seccomp-name-to-handle-at
   { name: "kexec_load", nr: { x86_64: 246, aarch64: 104 }, errno: "EPERM", why: "replacing the running kernel" }, // safety: seccomp-kexec-load
   { name: "kexec_file_load", nr: { x86_64: 320, aarch64: 294 }, errno: "EPERM", why: "replacing the running kernel" }, // safety: seccomp-kexec-file-load
   { name: "init_module", nr: { x86_64: 175, aarch64: 105 }, errno: "EPERM", why: "loading kernel modules" }, // safety: seccomp-init-module
@@ -86,11 +166,17 @@ export const CLONE_NAMESPACE_FLAGS: readonly { name: string; flag: number }[] = 
  * Flatpak's allowlist, without its optional CAN and Bluetooth. An allowlist, not a list of the
  * bad ones: the next family the kernel grows is denied too.
  */
-export const SOCKET_FAMILIES: readonly { name: string; family: number; netlinkRouteOnly?: true; why: string }[] = [ // safety: seccomp-socket-family-added
+export const SOCKET_FAMILIES: readonly { name: string; family: number; netlinkRouteOnly?: true; why: string }[] = [
+  // safety: seccomp-socket-family-added
   { name: "AF_UNIX", family: 1, why: "the broker, launch, tool and model sockets, and node's own IPC" },
   { name: "AF_INET", family: 2, why: "the model port on 127.0.0.1, in the session's own network namespace" },
   { name: "AF_INET6", family: 10, why: "the same over ::1; libc and node probe it" },
-  { name: "AF_NETLINK", family: 16, netlinkRouteOnly: true, why: "NETLINK_ROUTE of the session's own network namespace: getifaddrs, node's os.networkInterfaces()" }, // safety: seccomp-netlink-any-protocol
+  {
+    name: "AF_NETLINK",
+    family: 16,
+    netlinkRouteOnly: true,
+    why: "NETLINK_ROUTE of the session's own network namespace: getifaddrs, node's os.networkInterfaces()",
+  }, // safety: seccomp-netlink-any-protocol
 ];
 
 /**
@@ -98,7 +184,11 @@ export const SOCKET_FAMILIES: readonly { name: string; family: number; netlinkRo
  * tier's interpreter); the filter itself lists only SOCKET_FAMILIES.
  */
 export const SOCKET_FAMILIES_DENIED: readonly { name: string; family: number; why: string }[] = [
-  { name: "AF_VSOCK", family: 40, why: "vsock ports are not per network namespace: a bind inside collides with the host's, and a connect reaches the hypervisor's services" },
+  {
+    name: "AF_VSOCK",
+    family: 40,
+    why: "vsock ports are not per network namespace: a bind inside collides with the host's, and a connect reaches the hypervisor's services",
+  },
   { name: "AF_PACKET", family: 17, why: "raw link-layer frames" },
   { name: "AF_KEY", family: 15, why: "the kernel's IPsec key management" },
   { name: "AF_ALG", family: 38, why: "the kernel's crypto API, a frequent exploit surface" },
@@ -133,7 +223,13 @@ export interface SeccompRules {
   socketFamilies: typeof SOCKET_FAMILIES | null;
 }
 
-export const SECCOMP_RULES: SeccompRules = { deny: SECCOMP_DENY, ioctl: IOCTL_DENY, cloneNamespaces: true, x32: true, socketFamilies: SOCKET_FAMILIES };
+export const SECCOMP_RULES: SeccompRules = {
+  deny: SECCOMP_DENY,
+  ioctl: IOCTL_DENY,
+  cloneNamespaces: true,
+  x32: true,
+  socketFamilies: SOCKET_FAMILIES,
+};
 
 /**
  * The filter for one architecture: the arch first (a mismatch kills, so a syscall number can never
@@ -147,22 +243,46 @@ export function seccompItems(arch: SeccompArch, rules: SeccompRules = SECCOMP_RU
     { label: "nr" },
     { op: "ld", offset: OFF.nr, note: "syscall number" },
   ];
-  if (arch === "x86_64" && rules.x32) items.push({ op: "jge", k: X32_SYSCALL_BIT, jt: "kill", jf: NEXT, note: "x32 syscall: kill" }); // safety: seccomp-x32-open
+  if (arch === "x86_64" && rules.x32)
+    items.push({ op: "jge", k: X32_SYSCALL_BIT, jt: "kill", jf: NEXT, note: "x32 syscall: kill" }); // safety: seccomp-x32-open
   for (const row of rules.deny) {
-    items.push({ op: "jeq", k: row.nr[arch], jt: `deny-${row.errno}`, jf: NEXT, note: `deny ${row.name} ${row.errno}: ${row.why}` });
+    items.push({
+      op: "jeq",
+      k: row.nr[arch],
+      jt: `deny-${row.errno}`,
+      jf: NEXT,
+      note: `deny ${row.name} ${row.errno}: ${row.why}`,
+    });
   }
   items.push(
     { op: "jeq", k: ARG_SYSCALLS.ioctl[arch], jt: "ioctl", jf: NEXT, note: "ioctl: check the request" },
     { op: "jeq", k: ARG_SYSCALLS.clone[arch], jt: "clone", jf: NEXT, note: "clone: check the flags" },
-    ...(rules.socketFamilies === null ? [] : [ // safety: seccomp-socket-any-family
-      { op: "jeq", k: ARG_SYSCALLS.socket[arch], jt: "socket", jf: NEXT, note: "socket: check the family" } as Item,
-      { op: "jeq", k: ARG_SYSCALLS.socketpair[arch], jt: "socket", jf: NEXT, note: "socketpair: check the family" } as Item,
-    ]),
+    ...(rules.socketFamilies === null
+      ? []
+      : [
+          // safety: seccomp-socket-any-family
+          { op: "jeq", k: ARG_SYSCALLS.socket[arch], jt: "socket", jf: NEXT, note: "socket: check the family" } as Item,
+          {
+            op: "jeq",
+            k: ARG_SYSCALLS.socketpair[arch],
+            jt: "socket",
+            jf: NEXT,
+            note: "socketpair: check the family",
+          } as Item,
+        ]),
     { op: "ret", k: RET.ALLOW, note: "allow" },
     { label: "ioctl" },
     // The kernel reads ioctl's request as an unsigned int, so only the low 32 bits count.
     { op: "ld", offset: OFF.argLow(1), note: "ioctl request (low 32 bits of args[1])" },
-    ...rules.ioctl.map((r): Item => ({ op: "jeq", k: r.request, jt: "deny-EPERM", jf: NEXT, note: `deny ioctl ${r.name} EPERM: ${r.why}` })),
+    ...rules.ioctl.map(
+      (r): Item => ({
+        op: "jeq",
+        k: r.request,
+        jt: "deny-EPERM",
+        jf: NEXT,
+        note: `deny ioctl ${r.name} EPERM: ${r.why}`,
+      }),
+    ),
     { op: "ret", k: RET.ALLOW, note: "allow other ioctl requests" },
     { label: "clone" },
     // clone() takes its flags from the low 32 bits of args[0] on both arches.
@@ -197,7 +317,15 @@ function socketItems(families: typeof SOCKET_FAMILIES | null): Item[] {
     { label: "socket" },
     // Both take the family as an int: the low 32 bits of args[0].
     { op: "ld", offset: OFF.argLow(0), note: "socket family (low 32 bits of args[0])" },
-    ...families.map((f): Item => ({ op: "jeq", k: f.family, jt: f.netlinkRouteOnly ? "netlink" : "socket-allow", jf: NEXT, note: `${f.name}: ${f.why}` })),
+    ...families.map(
+      (f): Item => ({
+        op: "jeq",
+        k: f.family,
+        jt: f.netlinkRouteOnly ? "netlink" : "socket-allow",
+        jf: NEXT,
+        note: `${f.name}: ${f.why}`,
+      }),
+    ),
     { op: "ret", k: errnoRet("EAFNOSUPPORT"), note: "any other family: EAFNOSUPPORT" },
     { label: "netlink" },
     { op: "ld", offset: OFF.argLow(2), note: "netlink protocol (low 32 bits of args[2])" },

@@ -32,10 +32,7 @@ export interface SandboxSpec {
 export type TopLink = "/bin" | "/lib" | "/lib64" | "/sbin";
 export const TOP_LINKS: readonly TopLink[] = ["/bin", "/lib", "/lib64", "/sbin"];
 
-export type TopEntry =
-  | { kind: "symlink"; target: string }
-  | { kind: "dir" }
-  | { kind: "absent" };
+export type TopEntry = { kind: "symlink"; target: string } | { kind: "dir" } | { kind: "absent" };
 
 /** What the sandbox decisions read from the machine, passed in as data. */
 export interface HostFacts {

@@ -17,7 +17,11 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
   }
   for (const field of ["brokerSocket", "launchSocket"] as const) {
     if (spec[field] === undefined || spec[field] === "") {
-      throw new MosaicError("missing-field", field, `the ${field === "brokerSocket" ? "broker" : "launch"} socket path is required`);
+      throw new MosaicError(
+        "missing-field",
+        field,
+        `the ${field === "brokerSocket" ? "broker" : "launch"} socket path is required`,
+      );
     }
   }
   if (typeof spec.mayLaunch !== "boolean") {
@@ -39,16 +43,33 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
     checkPath(field, p);
   }
   if (isWithin(facts.node.path, "/tmp")) {
-    throw new MosaicError("under-tmp", "hostFacts.node", `node at ${facts.node.path} lies under /tmp, which the session's private /tmp covers; install node outside /tmp`);
+    throw new MosaicError(
+      "under-tmp",
+      "hostFacts.node",
+      `node at ${facts.node.path} lies under /tmp, which the session's private /tmp covers; install node outside /tmp`,
+    );
   }
   if (isWithin(facts.runnerNode, "/tmp")) {
-    throw new MosaicError("under-tmp", "hostFacts.runnerNode", `the runner's node at ${facts.runnerNode} lies under /tmp, which the session's private /tmp covers; set MOSAIC_STATE_DIR outside /tmp`);
+    throw new MosaicError(
+      "under-tmp",
+      "hostFacts.runnerNode",
+      `the runner's node at ${facts.runnerNode} lies under /tmp, which the session's private /tmp covers; set MOSAIC_STATE_DIR outside /tmp`,
+    );
   }
   for (const [i, p] of (spec.packages ?? []).entries()) {
-    if (!isWithin(p, `${spec.repo}/node_modules`)) throw new MosaicError("package-outside", `packages[${i}]`, `${p} is not a package directory under ${spec.repo}/node_modules`);
+    if (!isWithin(p, `${spec.repo}/node_modules`))
+      throw new MosaicError(
+        "package-outside",
+        `packages[${i}]`,
+        `${p} is not a package directory under ${spec.repo}/node_modules`,
+      );
   }
   if (!spec.runnerFiles.includes(spec.runner)) {
-    throw new MosaicError("runner-not-bound", "runner", `${spec.runner} is not one of runnerFiles, so the sandbox would not contain it`);
+    throw new MosaicError(
+      "runner-not-bound",
+      "runner",
+      `${spec.runner} is not one of runnerFiles, so the sandbox would not contain it`,
+    );
   }
   // A path under /tmp is hidden by the private /tmp, which is bound last.
   for (const [field, p] of paths) {
@@ -62,22 +83,47 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
   }
   // A socket path past the kernel's limit is cut short by the bind: the host would listen on a name
   // no one asked for, and a session would find nothing at the one it was told.
-  const sockets: Array<[string, string]> = [["brokerSocket", spec.brokerSocket], ["launchSocket", spec.launchSocket], ["runDir", runSockets(spec.runDir).tools], ["runDir", runSockets(spec.runDir).model]];
+  const sockets: Array<[string, string]> = [
+    ["brokerSocket", spec.brokerSocket],
+    ["launchSocket", spec.launchSocket],
+    ["runDir", runSockets(spec.runDir).tools],
+    ["runDir", runSockets(spec.runDir).model],
+  ];
   for (const [field, p] of sockets) {
     if (!socketPathFits(p)) {
-      throw new MosaicError("socket-path-too-long", field, `${p} is ${new TextEncoder().encode(p).length} bytes; a Unix socket path holds ${MAX_SOCKET_PATH_BYTES}: use a shorter ${field === "runDir" ? "data root" : "socket path"}`);
+      throw new MosaicError(
+        "socket-path-too-long",
+        field,
+        `${p} is ${new TextEncoder().encode(p).length} bytes; a Unix socket path holds ${MAX_SOCKET_PATH_BYTES}: use a shorter ${field === "runDir" ? "data root" : "socket path"}`,
+      );
     }
   }
   if (isWithin(spec.workspace, spec.runDir)) {
-    throw new MosaicError("workspace-in-run", "workspace", `${spec.workspace} lies inside the run directory ${spec.runDir}`);
+    throw new MosaicError(
+      "workspace-in-run",
+      "workspace",
+      `${spec.workspace} lies inside the run directory ${spec.runDir}`,
+    );
   }
   if (isWithin(spec.runDir, spec.workspace)) {
-    throw new MosaicError("run-in-workspace", "runDir", `${spec.runDir} lies inside the workspace ${spec.workspace}, so the harness could rewrite its own bundle`);
+    throw new MosaicError(
+      "run-in-workspace",
+      "runDir",
+      `${spec.runDir} lies inside the workspace ${spec.workspace}, so the harness could rewrite its own bundle`,
+    );
   }
   // A workspace or run directory that holds HOME would bind the founder's files read-write.
-  for (const [field, p] of [["workspace", spec.workspace], ["runDir", spec.runDir]] as const) {
-    if (isWithin(facts.home, p)) { // safety: ws-contains-home
-      throw new MosaicError("contains-home", field, `${p} contains the host HOME ${facts.home}; a session would see its secrets`);
+  for (const [field, p] of [
+    ["workspace", spec.workspace],
+    ["runDir", spec.runDir],
+  ] as const) {
+    if (isWithin(facts.home, p)) {
+      // safety: ws-contains-home
+      throw new MosaicError(
+        "contains-home",
+        field,
+        `${p} contains the host HOME ${facts.home}; a session would see its secrets`,
+      );
     }
   }
 }

@@ -8,7 +8,11 @@ type CredentialSet = { label: string; names: readonly string[]; why: string };
 export const SESSION_CREDENTIALS: readonly CredentialSet[] = [
   { label: "oauth", names: ["CLAUDE_CODE_OAUTH_TOKEN"], why: "a subscription login token" },
   { label: "api-key", names: ["ANTHROPIC_API_KEY"], why: "an API key for the public API" },
-  { label: "proxy", names: ["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"], why: "a proxy's token, good only at its own URL" }, // safety: proxy-key-alone // safety: proxy-key-ignored
+  {
+    label: "proxy",
+    names: ["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"],
+    why: "a proxy's token, good only at its own URL",
+  }, // safety: proxy-key-alone // safety: proxy-key-ignored
 ];
 
 /** The label of the first fully present set, or null. Never returns a value. */

@@ -66,7 +66,12 @@ function harnessCommand(plan: LaunchPlan, facts: HostFacts): string[] {
   const [bin, ...rest] = plan.adapter.argv;
   if (bin === undefined) throw new MosaicError("adapter-empty", "adapter.argv", "the planned harness command is empty");
   if (bin.startsWith("/")) return [...plan.adapter.argv];
-  if (plan.harness !== "claude-code" || facts.claude === undefined) throw new MosaicError("adapter-not-found", "adapter.argv[0]", `${JSON.stringify(bin)} is not an absolute path and the host resolved no Claude Code binary (set MOSAIC_CLAUDE_BIN)`);
+  if (plan.harness !== "claude-code" || facts.claude === undefined)
+    throw new MosaicError(
+      "adapter-not-found",
+      "adapter.argv[0]",
+      `${JSON.stringify(bin)} is not an absolute path and the host resolved no Claude Code binary (set MOSAIC_CLAUDE_BIN)`,
+    );
   return [facts.claude.path, ...rest];
 }
 
@@ -101,11 +106,25 @@ export function planSession(inp: SessionInputs): SessionPlan {
     packages: plan.harness === "claude-code" ? [...inp.packages].sort() : [],
   };
   const table = binds(spec, inp.facts, inp.fs);
-  const adapter = fake !== null
-    // The fake adapter starts in the run directory and cds into the workspace itself, so a sandbox
-    // without its workspace (a positive control) still runs the turn and shows the write fail.
-    ? { argv: ["/bin/sh", fake], env: { ...sessionEnv(inp.hostEnv), MOSAIC_WORKSPACE: instance.workspace, HOME: `${inp.runDir}/home`, TMPDIR: "/tmp" }, cwd: inp.runDir }
-    : { argv: harnessArgv, env: { ...plan.adapter.env, HOME: `${inp.runDir}/home`, TMPDIR: "/tmp" }, cwd: plan.adapter.cwd };
+  const adapter =
+    fake !== null
+      ? // The fake adapter starts in the run directory and cds into the workspace itself, so a sandbox
+        // without its workspace (a positive control) still runs the turn and shows the write fail.
+        {
+          argv: ["/bin/sh", fake],
+          env: {
+            ...sessionEnv(inp.hostEnv),
+            MOSAIC_WORKSPACE: instance.workspace,
+            HOME: `${inp.runDir}/home`,
+            TMPDIR: "/tmp",
+          },
+          cwd: inp.runDir,
+        }
+      : {
+          argv: harnessArgv,
+          env: { ...plan.adapter.env, HOME: `${inp.runDir}/home`, TMPDIR: "/tmp" },
+          cwd: plan.adapter.cwd,
+        };
   const sessionFile: SessionFile = {
     version: SESSION_FILE_VERSION,
     business: instance.business,
@@ -126,5 +145,12 @@ export function planSession(inp: SessionInputs): SessionPlan {
     toolSocket: { path: runSockets(inp.runDir).tools, fd: TOOL_SOCKET_FD },
     bounds: planRunnerBounds(fake !== null ? { kind: "exit" } : plan.turnEnd),
   };
-  return { spec, binds: table, argv: bwrapArgv(spec, inp.facts, table), mountStubs: mountStubs(spec, inp.fs), sessionFile, env: sessionEnv(inp.hostEnv) };
+  return {
+    spec,
+    binds: table,
+    argv: bwrapArgv(spec, inp.facts, table),
+    mountStubs: mountStubs(spec, inp.fs),
+    sessionFile,
+    env: sessionEnv(inp.hostEnv),
+  };
 }

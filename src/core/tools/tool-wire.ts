@@ -65,13 +65,15 @@ export function readToolAnswer(line: string, id: number): ToolOutcome {
   if (!isObject(answer)) return failClosed({ kind: "garbled", why: "not a JSON object" });
   if (answer.ok === false) {
     // A refusal needs no matching id: the runner answers null when it could not read ours.
-    if (typeof answer.error !== "string" || answer.error === "") return failClosed({ kind: "garbled", why: "ok is false without an error text" });
+    if (typeof answer.error !== "string" || answer.error === "")
+      return failClosed({ kind: "garbled", why: "ok is false without an error text" });
     return { ok: false, text: answer.error };
   }
   // safety: tool-ok-not-literal
   if (answer.ok !== true) return failClosed({ kind: "garbled", why: "ok is neither true nor false" });
   // safety: tool-answer-id-unchecked
-  if (answer.id !== id) return failClosed({ kind: "garbled", why: `it answers request ${JSON.stringify(answer.id ?? null)}, not ${id}` });
+  if (answer.id !== id)
+    return failClosed({ kind: "garbled", why: `it answers request ${JSON.stringify(answer.id ?? null)}, not ${id}` });
   if (!("result" in answer)) return failClosed({ kind: "garbled", why: "ok is true without a result" });
   return { ok: true, text: JSON.stringify(answer.result) };
 }

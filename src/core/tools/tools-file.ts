@@ -25,7 +25,8 @@ export function parseToolsFile(text: string): ToolsFile {
     return { problem: `not JSON (${e instanceof Error ? e.message : String(e)})` };
   }
   if (!isObject(doc)) return { problem: "not a JSON object" };
-  if (doc.version !== TOOLS_FILE_VERSION) return { problem: `version ${JSON.stringify(doc.version ?? null)} is not ${TOOLS_FILE_VERSION}` };
+  if (doc.version !== TOOLS_FILE_VERSION)
+    return { problem: `version ${JSON.stringify(doc.version ?? null)} is not ${TOOLS_FILE_VERSION}` };
   if (!Array.isArray(doc.tools)) return { problem: "tools is not a list" };
   const tools: ToolEntry[] = [];
   const seen = new Set<string>();
@@ -41,11 +42,13 @@ export function parseToolsFile(text: string): ToolsFile {
 
 function entryProblem(t: unknown, seen: ReadonlySet<string>): string | null {
   if (!isObject(t)) return "not an object";
-  if (typeof t.name !== "string" || !NAME.test(t.name)) return `name ${JSON.stringify(t.name ?? null)} is not a catalog name`;
+  if (typeof t.name !== "string" || !NAME.test(t.name))
+    return `name ${JSON.stringify(t.name ?? null)} is not a catalog name`;
   if (seen.has(t.name)) return `${t.name} is listed twice`;
   if (typeof t.harnessName !== "string" || t.harnessName === "") return "harnessName is not a name";
   if (typeof t.description !== "string") return "description is not a text";
-  if (!isObject(t.inputSchema) || t.inputSchema.type !== "object") return "inputSchema is not a JSON Schema of an object";
+  if (!isObject(t.inputSchema) || t.inputSchema.type !== "object")
+    return "inputSchema is not a JSON Schema of an object";
   return null;
 }
 

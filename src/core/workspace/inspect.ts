@@ -73,17 +73,25 @@ export function inspectWorkspace(root: string, view: TreeView): Finding[] {
     }
     if (task.t === "tree" || task.t === "plain") {
       const head = discoverableHead(entries, view);
-      if (head !== null) out.push({ kind: "discoverable-repository", path: head, detail: `${task.dir} has a HEAD git accepts beside objects/ and refs/ or a commondir` }); // safety: ws-discoverable
+      if (head !== null)
+        out.push({
+          kind: "discoverable-repository",
+          path: head,
+          detail: `${task.dir} has a HEAD git accepts beside objects/ and refs/ or a commondir`,
+        }); // safety: ws-discoverable
     }
     for (const e of entries) {
-      if (e.st.kind === "file" && (e.st.mode & SETID) !== 0) out.push({ kind: "setid-file", path: e.path, detail: `mode ${e.st.mode.toString(8)}`, mode: e.st.mode }); // safety: ws-setid
+      if (e.st.kind === "file" && (e.st.mode & SETID) !== 0)
+        out.push({ kind: "setid-file", path: e.path, detail: `mode ${e.st.mode.toString(8)}`, mode: e.st.mode }); // safety: ws-setid
       switch (task.t) {
         case "tree":
           treeEntry(task.dir, e);
           break;
         case "plain":
-          if (e.st.kind === "link" || e.st.kind === "other") out.push({ kind: "git-not-plain", path: e.path, detail: `a ${e.st.kind} under .git` }); // safety: ws-git-link
-          else if (e.name === ".git") out.push({ kind: "nested-repository", path: e.path, detail: "a .git inside a git directory" });
+          if (e.st.kind === "link" || e.st.kind === "other")
+            out.push({ kind: "git-not-plain", path: e.path, detail: `a ${e.st.kind} under .git` }); // safety: ws-git-link
+          else if (e.name === ".git")
+            out.push({ kind: "nested-repository", path: e.path, detail: "a .git inside a git directory" });
           else if (e.st.kind === "dir") tasks.push({ t: "plain", dir: e.path });
           break;
         case "gitdir":
@@ -91,7 +99,12 @@ export function inspectWorkspace(root: string, view: TreeView): Finding[] {
           break;
         case "modules":
           // A submodule's name may hold slashes: a directory without a HEAD is one more level of it.
-          if (containerEntry(e, "submodules'")) tasks.push(view.lstat(`${e.path}/HEAD`)?.kind === "file" ? { t: "gitdir", dir: e.path, role: "module" } : { t: "modules", dir: e.path });
+          if (containerEntry(e, "submodules'"))
+            tasks.push(
+              view.lstat(`${e.path}/HEAD`)?.kind === "file"
+                ? { t: "gitdir", dir: e.path, role: "module" }
+                : { t: "modules", dir: e.path },
+            );
           break;
         case "worktrees":
           if (containerEntry(e, "linked worktrees'")) tasks.push({ t: "gitdir", dir: e.path, role: "worktree" });
@@ -109,17 +122,26 @@ export function inspectWorkspace(root: string, view: TreeView): Finding[] {
     if (dir === root) {
       // The repository itself; a file is a linked worktree's or a submodule's pointer, read-only to the session.
       if (e.st.kind === "dir") tasks.push({ t: "gitdir", dir: e.path, role: "main" });
-      else if (e.st.kind !== "file") out.push({ kind: "git-not-plain", path: e.path, detail: `the workspace's .git is a ${e.st.kind}` });
+      else if (e.st.kind !== "file")
+        out.push({ kind: "git-not-plain", path: e.path, detail: `the workspace's .git is a ${e.st.kind}` });
       return;
     }
     if (isSubmodulePointer(dir, e)) return;
-    out.push({ kind: "nested-repository", path: e.path, detail: e.st.kind === "file" ? "a .git file that points elsewhere than the root's .git/modules" : `a .git ${e.st.kind} below the root` }); // safety: ws-nested
+    out.push({
+      kind: "nested-repository",
+      path: e.path,
+      detail:
+        e.st.kind === "file"
+          ? "a .git file that points elsewhere than the root's .git/modules"
+          : `a .git ${e.st.kind} below the root`,
+    }); // safety: ws-nested
   }
 
   /** In .git/modules or .git/worktrees only directories, each a git directory (or a level of a name): true for one. */
   function containerEntry(e: Entry, whose: string): boolean {
     if (e.st.kind === "dir") return true;
-    if (e.st.kind === "file") out.push({ kind: "git-foreign-name", path: e.path, detail: `a file among ${whose} git directories` }); // safety: ws-container-foreign
+    if (e.st.kind === "file")
+      out.push({ kind: "git-foreign-name", path: e.path, detail: `a file among ${whose} git directories` }); // safety: ws-container-foreign
     else out.push({ kind: "git-not-plain", path: e.path, detail: `a ${e.st.kind} among ${whose} git directories` }); // safety: ws-container-link
     return false;
   }
@@ -132,16 +154,29 @@ export function inspectWorkspace(root: string, view: TreeView): Finding[] {
     const pointer = GIT_POINTERS[e.name];
     if (pointer !== undefined) {
       if (role !== pointer.role || e.st.kind !== "file") {
-        out.push({ kind: "git-pointer", path: e.path, detail: `git puts ${e.name} only in a linked worktree's git directory (.git/worktrees/<name>/)` }); // safety: ws-pointer-place
+        out.push({
+          kind: "git-pointer",
+          path: e.path,
+          detail: `git puts ${e.name} only in a linked worktree's git directory (.git/worktrees/<name>/)`,
+        }); // safety: ws-pointer-place
         return;
       }
       const says = (view.head(e.path, HEAD_BYTES) ?? "").trim();
-      if (pointer.says !== null && says !== pointer.says) out.push({ kind: "git-pointer", path: e.path, detail: `says ${JSON.stringify(says)}; git writes ${pointer.says}` }); // safety: ws-pointer-says
+      if (pointer.says !== null && says !== pointer.says)
+        out.push({
+          kind: "git-pointer",
+          path: e.path,
+          detail: `says ${JSON.stringify(says)}; git writes ${pointer.says}`,
+        }); // safety: ws-pointer-says
       return;
     }
     const rule = gitDirEntry(e.name, role);
     if (rule === null || rule.kind !== e.st.kind) {
-      const why = NOTABLE_FOREIGN[e.name] ?? (rule === null ? `not a name git makes in a ${role} git directory` : `a ${e.st.kind} where git keeps a ${rule.kind}`);
+      const why =
+        NOTABLE_FOREIGN[e.name] ??
+        (rule === null
+          ? `not a name git makes in a ${role} git directory`
+          : `a ${e.st.kind} where git keeps a ${rule.kind}`);
       out.push({ kind: "git-foreign-name", path: e.path, detail: why }); // safety: ws-allowlist
       return;
     }

@@ -46,22 +46,52 @@ export function planRemedies(workspace: string, quarantine: string, findings: re
   for (const f of ordered) {
     if (moved.some((m) => isWithin(f.path, m))) continue;
     if (f.path === workspace || !isWithin(f.path, workspace)) {
-      out.push({ op: "none", kind: f.kind, path: f.path, detail: `${f.detail}; the workspace itself cannot be moved aside` });
+      out.push({
+        op: "none",
+        kind: f.kind,
+        path: f.path,
+        detail: `${f.detail}; the workspace itself cannot be moved aside`,
+      });
       continue;
     }
-    if (WORKSPACE_FINDINGS[f.kind].action === "quarantine") { // safety: ws-quarantine-all
-      out.push({ op: "move", kind: f.kind, from: f.path, to: `${quarantine}/files/${f.path.slice(workspace.length + 1)}`, detail: f.detail });
+    if (WORKSPACE_FINDINGS[f.kind].action === "quarantine") {
+      // safety: ws-quarantine-all
+      out.push({
+        op: "move",
+        kind: f.kind,
+        from: f.path,
+        to: `${quarantine}/files/${f.path.slice(workspace.length + 1)}`,
+        detail: f.detail,
+      });
       moved.push(f.path);
-    } else out.push({ op: "clear-setid", kind: f.kind, path: f.path, mode: (f.mode ?? 0) & 0o7777 & ~0o6000, detail: f.detail });
+    } else
+      out.push({
+        op: "clear-setid",
+        kind: f.kind,
+        path: f.path,
+        mode: (f.mode ?? 0) & 0o7777 & ~0o6000,
+        detail: f.detail,
+      });
   }
   return out;
 }
 
 /** The report: what was done, what failed, and what a second look still found. */
-export function reportOf(workspace: string, quarantine: string, done: readonly Done[], failed: readonly Failed[], left: readonly Finding[]): WorkspaceCheck {
+export function reportOf(
+  workspace: string,
+  quarantine: string,
+  done: readonly Done[],
+  failed: readonly Failed[],
+  left: readonly Finding[],
+): WorkspaceCheck {
   if (done.length === 0 && failed.length === 0 && left.length === 0) return { verdict: "clean", workspace };
-  const still: Failed[] = left.map((f) => ({ kind: f.kind, path: relativeTo(workspace, f.path), error: `still there after the remedies: ${f.detail}` }));
-  if (failed.length > 0 || still.length > 0) return { verdict: "unsafe", workspace, quarantine, done: [...done], failed: [...failed, ...still] };
+  const still: Failed[] = left.map((f) => ({
+    kind: f.kind,
+    path: relativeTo(workspace, f.path),
+    error: `still there after the remedies: ${f.detail}`,
+  }));
+  if (failed.length > 0 || still.length > 0)
+    return { verdict: "unsafe", workspace, quarantine, done: [...done], failed: [...failed, ...still] };
   return { verdict: "quarantined", workspace, quarantine, done: [...done] };
 }
 

@@ -9,14 +9,23 @@ let nextId = 1;
  * here throws: args that cannot be encoded are a call not made, an answer that cannot be read is
  * unreachable.
  */
-export function callBroker(socket: string, cap: string, verb: string, args: Record<string, unknown>, timeoutMs: number): Promise<BrokerAnswer> {
+export function callBroker(
+  socket: string,
+  cap: string,
+  verb: string,
+  args: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<BrokerAnswer> {
   const id = nextId++;
   let request: string;
   try {
     // Encoded here, before any connection: a throw inside a socket's event would escape to pid 1.
     request = JSON.stringify({ id, cap, verb, args }) + "\n"; // safety: broker-call-encode-escapes
   } catch (e) {
-    return Promise.resolve({ kind: "unreachable", why: `the request could not be encoded (${e instanceof Error ? e.message : String(e)})` });
+    return Promise.resolve({
+      kind: "unreachable",
+      why: `the request could not be encoded (${e instanceof Error ? e.message : String(e)})`,
+    });
   }
   return new Promise((resolve) => {
     let buf = "";
@@ -37,12 +46,23 @@ export function callBroker(socket: string, cap: string, verb: string, args: Reco
       const nl = buf.indexOf("\n");
       if (nl === -1) return;
       try {
-        const r = JSON.parse(buf.slice(0, nl)) as { id?: unknown; ok?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } } | null;
-        if (typeof r !== "object" || r === null) return finish({ kind: "unreachable", why: "an answer that is not a JSON object" });
+        const r = JSON.parse(buf.slice(0, nl)) as {
+          id?: unknown;
+          ok?: unknown;
+          result?: unknown;
+          error?: { code?: unknown; message?: unknown };
+        } | null;
+        if (typeof r !== "object" || r === null)
+          return finish({ kind: "unreachable", why: "an answer that is not a JSON object" });
         // A null id: the broker could not read this request (too long, say) and says why.
-        if (r.id !== id && !(r.id === null && r.ok === false)) return finish({ kind: "unreachable", why: "an answer for another request" });
+        if (r.id !== id && !(r.id === null && r.ok === false))
+          return finish({ kind: "unreachable", why: "an answer for another request" });
         if (r.ok === true) return finish({ kind: "ok", result: r.result });
-        return finish({ kind: "error", code: String(r.error?.code ?? "unknown"), message: String(r.error?.message ?? "") });
+        return finish({
+          kind: "error",
+          code: String(r.error?.code ?? "unknown"),
+          message: String(r.error?.message ?? ""),
+        });
       } catch {
         finish({ kind: "unreachable", why: "an answer that is not JSON" });
       }

@@ -5,7 +5,17 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "node:net";
-import { EXIT, claimOutcome, judgeTurn, messageAction, pollStep, replyText, turnStderrName, type BrokerAnswer, type Message } from "../../core/runner/decisions.ts";
+import {
+  EXIT,
+  claimOutcome,
+  judgeTurn,
+  messageAction,
+  pollStep,
+  replyText,
+  turnStderrName,
+  type BrokerAnswer,
+  type Message,
+} from "../../core/runner/decisions.ts";
 import { parseCapabilityLine, parseSessionFile, type SessionFile } from "../../core/runner/session-file.ts";
 import { turnEndKill } from "../../core/runner/bounds.ts";
 import { parseToolRoutes } from "../../core/runner/tool-call.ts";
@@ -40,7 +50,8 @@ async function finish(code: number, why: string): Promise<never> {
 
 // Before anything else: pid 1 of a PID namespace never sees a signal it has no handler for.
 // A stop before the claim exits 0 without claiming.
-for (const sig of ["SIGTERM", "SIGINT"] as const) { // safety: runner-no-signal-handlers
+for (const sig of ["SIGTERM", "SIGINT"] as const) {
+  // safety: runner-no-signal-handlers
   process.on(sig, () => {
     if (stopping) return;
     stopping = true;
@@ -82,17 +93,20 @@ async function main(): Promise<void> {
   const s = parsed.value;
   session = s;
   const line = await readFirstLine();
-  const c = line === null ? { ok: false as const, field: "stdin", why: "no capability line" } : parseCapabilityLine(line);
+  const c =
+    line === null ? { ok: false as const, field: "stdin", why: "no capability line" } : parseCapabilityLine(line);
   if (!c.ok) return finish(EXIT.badRunDir, `${c.field}: ${c.why}`);
   cap = c.value;
   if (stopping) return;
 
   // Founder-credential stop (REQ-CRED-2), before the claim.
   const founder = founderVariables(process.env);
-  if (founder.length > 0) return finish(EXIT.founderCredentials, `founder credentials in the environment: ${founder.join(", ")}`); // safety: runner-founder-stop
+  if (founder.length > 0)
+    return finish(EXIT.founderCredentials, `founder credentials in the environment: ${founder.join(", ")}`); // safety: runner-founder-stop
 
   const timeoutMs = s.brokerTimeoutSeconds * 1000;
-  const broker = (verb: string, args: Record<string, unknown> = {}): Promise<BrokerAnswer> => callBroker(s.brokerSocket, cap!, verb, args, timeoutMs);
+  const broker = (verb: string, args: Record<string, unknown> = {}): Promise<BrokerAnswer> =>
+    callBroker(s.brokerSocket, cap!, verb, args, timeoutMs);
   const claim = claimOutcome(await broker("role.claim"));
   if (claim.kind === "exit") return finish(claim.code, claim.why);
   claimed = true;
@@ -107,8 +121,16 @@ async function main(): Promise<void> {
       return new Map();
     }
   })();
-  servers.push(await serveToolSocket(s.toolSocket, routes, s.launchSocket, (socket, verb, args) =>
-    callBroker(socket === "launch" ? s.launchSocket! : s.brokerSocket, cap!, verb, args, timeoutMs), s.bounds.toolSocket));
+  servers.push(
+    await serveToolSocket(
+      s.toolSocket,
+      routes,
+      s.launchSocket,
+      (socket, verb, args) =>
+        callBroker(socket === "launch" ? s.launchSocket! : s.brokerSocket, cap!, verb, args, timeoutMs),
+      s.bounds.toolSocket,
+    ),
+  );
   if (s.model !== null) servers.push(await forwardModelPort(s.model.port, s.model.socket));
   log(`claimed ${s.instance} for run ${s.run}`);
 
@@ -127,8 +149,11 @@ async function main(): Promise<void> {
       turns += 1;
       const marker = s.turnEnd.kind === "marker" ? s.turnEnd.file : null;
       current = startTurn(s.adapter, m.body, {
-        timeoutMs: s.turnTimeoutSeconds * 1000, stderrFile: join(runDir, "turns", turnStderrName(turns)), marker,
-        stdoutBytes: s.bounds.turn.stdoutBytes, stderrBytes: s.bounds.turn.stderrBytes,
+        timeoutMs: s.turnTimeoutSeconds * 1000,
+        stderrFile: join(runDir, "turns", turnStderrName(turns)),
+        marker,
+        stdoutBytes: s.bounds.turn.stdoutBytes,
+        stderrBytes: s.bounds.turn.stderrBytes,
         killNamespace: turnEndKill(process.pid, s.bounds.turn.killNamespace) === "namespace",
       });
       const run = await current.done;
@@ -143,10 +168,13 @@ async function main(): Promise<void> {
         const why = sent.kind === "error" ? `${sent.code}: ${sent.message}` : sent.why;
         sent = await send(replyText({ kind: "failed", why: `its reply was not delivered (${why.slice(0, 200)})` }));
       }
-      if (sent.kind === "error" && SESSION_GONE_CODES.includes(sent.code)) return finish(EXIT.sessionInvalid, `message.send: ${sent.code}`);
+      if (sent.kind === "error" && SESSION_GONE_CODES.includes(sent.code))
+        return finish(EXIT.sessionInvalid, `message.send: ${sent.code}`);
     }
     if (!stopping) await new Promise((r) => setTimeout(r, s.pollMs));
   }
 }
 
-main().catch((e: unknown) => finish(EXIT.badRunDir, `the runner crashed: ${e instanceof Error ? e.message : String(e)}`));
+main().catch((e: unknown) =>
+  finish(EXIT.badRunDir, `the runner crashed: ${e instanceof Error ? e.message : String(e)}`),
+);

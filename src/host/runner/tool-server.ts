@@ -6,7 +6,11 @@ import type { BrokerAnswer } from "../../core/runner/decisions.ts";
 
 const NEWLINE = 0x0a;
 
-export type ToolForward = (socket: "broker" | "launch", verb: string, args: Record<string, unknown>) => Promise<BrokerAnswer>;
+export type ToolForward = (
+  socket: "broker" | "launch",
+  verb: string,
+  args: Record<string, unknown>,
+) => Promise<BrokerAnswer>;
 
 const errorLine = (id: string | number | null, error: string) => JSON.stringify({ id, ok: false, error });
 
@@ -39,16 +43,24 @@ function close(c: Socket, line: string): void {
  * The host makes the socket (0600, the session's, in the read-only sock/) and passes it listening
  * as `fd`; a path alone is listened on here (the contract tier's fuzz).
  */
-export function serveToolSocket(at: { path: string; fd?: number }, routes: ReadonlyMap<string, ToolRoute>, launchSocket: string | null, forward: ToolForward, bounds: ToolSocketBounds): Promise<Server> {
+export function serveToolSocket(
+  at: { path: string; fd?: number },
+  routes: ReadonlyMap<string, ToolRoute>,
+  launchSocket: string | null,
+  forward: ToolForward,
+  bounds: ToolSocketBounds,
+): Promise<Server> {
   if (at.fd === undefined) rmSync(at.path, { force: true });
   let open = 0;
-  const server = createServer((c) => guard(() => {
-    open += 1;
-    c.on("close", () => (open -= 1));
-    c.on("error", () => {});
-    if (open > bounds.connections) return close(c, errorLine(null, boundRefusal("connections", bounds))); // safety: tool-socket-connections-unbounded
-    serveConnection(c, routes, launchSocket, forward, bounds);
-  }));
+  const server = createServer((c) =>
+    guard(() => {
+      open += 1;
+      c.on("close", () => (open -= 1));
+      c.on("error", () => {});
+      if (open > bounds.connections) return close(c, errorLine(null, boundRefusal("connections", bounds))); // safety: tool-socket-connections-unbounded
+      serveConnection(c, routes, launchSocket, forward, bounds);
+    }),
+  );
   // Accept errors come here. At EMFILE libuv accepts and closes the connection itself (measured:
   // contract/runner-tool-socket.test.ts), so none reaches node today; one that did, unheard, would throw in pid 1.
   server.on("error", () => {});
@@ -68,21 +80,30 @@ export function serveToolSocket(at: { path: string; fd?: number }, routes: Reado
   });
 }
 
-function serveConnection(c: Socket, routes: ReadonlyMap<string, ToolRoute>, launchSocket: string | null, forward: ToolForward, bounds: ToolSocketBounds): void {
+function serveConnection(
+  c: Socket,
+  routes: ReadonlyMap<string, ToolRoute>,
+  launchSocket: string | null,
+  forward: ToolForward,
+  bounds: ToolSocketBounds,
+): void {
   let partial: Buffer[] = [];
   let partialBytes = 0;
   let waiting = 0;
   let queue: Promise<void> = Promise.resolve();
 
-  const answer = (line: string) => guard(() => {
-    if (!c.destroyed && c.writable) c.write(line + "\n");
-  });
+  const answer = (line: string) =>
+    guard(() => {
+      if (!c.destroyed && c.writable) c.write(line + "\n");
+    });
   // Read more only when this connection has caught up: answers it does not read cannot pile up.
-  const flow = () => guard(() => {
-    if (c.destroyed) return;
-    if (waiting >= bounds.pending || c.writableNeedDrain) c.pause(); // safety: tool-socket-pending-unbounded
-    else c.resume();
-  });
+  const flow = () =>
+    guard(() => {
+      if (c.destroyed) return;
+      if (waiting >= bounds.pending || c.writableNeedDrain)
+        c.pause(); // safety: tool-socket-pending-unbounded
+      else c.resume();
+    });
   c.on("drain", flow);
 
   const serve = async (bytes: Buffer): Promise<void> => {
@@ -111,24 +132,26 @@ function serveConnection(c: Socket, routes: ReadonlyMap<string, ToolRoute>, laun
     close(c, errorLine(null, boundRefusal("lineBytes", bounds)));
   };
 
-  c.on("data", (chunk: Buffer) => guard(() => {
-    for (let start = 0; ;) {
-      const nl = chunk.indexOf(NEWLINE, start);
-      const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
-      // A line is never held past its bound: the client's bytes stop here, not in pid 1's memory.
-      if (partialBytes + piece.length > bounds.lineBytes) return tooLong(); // safety: tool-socket-line-unbounded
-      if (nl === -1) {
-        if (piece.length > 0) {
-          partial.push(piece);
-          partialBytes += piece.length;
+  c.on("data", (chunk: Buffer) =>
+    guard(() => {
+      for (let start = 0; ; ) {
+        const nl = chunk.indexOf(NEWLINE, start);
+        const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
+        // A line is never held past its bound: the client's bytes stop here, not in pid 1's memory.
+        if (partialBytes + piece.length > bounds.lineBytes) return tooLong(); // safety: tool-socket-line-unbounded
+        if (nl === -1) {
+          if (piece.length > 0) {
+            partial.push(piece);
+            partialBytes += piece.length;
+          }
+          break;
         }
-        break;
+        take(partial.length === 0 ? piece : Buffer.concat([...partial, piece]));
+        partial = [];
+        partialBytes = 0;
+        start = nl + 1;
       }
-      take(partial.length === 0 ? piece : Buffer.concat([...partial, piece]));
-      partial = [];
-      partialBytes = 0;
-      start = nl + 1;
-    }
-    flow();
-  }));
+      flow();
+    }),
+  );
 }

@@ -42,11 +42,20 @@ function killNamespace(): void {
  * cap. Past a cap, or at the wall clock, or when its process exits, everything the turn started is
  * killed.
  */
-export function startTurn(adapter: { argv: string[]; env: Record<string, string>; cwd: string }, message: string, opts: TurnOptions): RunningTurn {
+export function startTurn(
+  adapter: { argv: string[]; env: Record<string, string>; cwd: string },
+  message: string,
+  opts: TurnOptions,
+): RunningTurn {
   if (opts.marker !== null) rmSync(opts.marker, { force: true });
   const err = openSync(opts.stderrFile, "w", 0o600);
   const [cmd, ...args] = adapter.argv;
-  const child = spawn(cmd!, [...args, message], { cwd: adapter.cwd, env: adapter.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(cmd!, [...args, message], {
+    cwd: adapter.cwd,
+    env: adapter.env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   const kill = () => {
     try {
       process.kill(-child.pid!, "SIGKILL"); // safety: turn-group-survives

@@ -14,7 +14,13 @@ export interface BrokerRequest {
   args: Record<string, unknown>;
 }
 
-export type ErrorCode = "bad-request" | "unauthenticated" | "claim-revoked" | "refused" | "unknown-verb" | "not-claimed";
+export type ErrorCode =
+  | "bad-request"
+  | "unauthenticated"
+  | "claim-revoked"
+  | "refused"
+  | "unknown-verb"
+  | "not-claimed";
 
 export type BrokerResponse =
   | { id: RequestId; ok: true; result: unknown }
@@ -47,7 +53,8 @@ export function parseRequest(text: string): ParsedLine {
   if (!isPlainObject(doc)) return bad(null, "line", "not a JSON object");
   const id = doc.id;
   // A non-finite number cannot be echoed: JSON has no Infinity.
-  if (!(typeof id === "string" || (typeof id === "number" && Number.isFinite(id)))) return bad(null, "id", "must be a string or a finite number");
+  if (!(typeof id === "string" || (typeof id === "number" && Number.isFinite(id))))
+    return bad(null, "id", "must be a string or a finite number");
   const extra = Object.keys(doc).find((k) => !REQUEST_FIELDS.has(k));
   if (extra !== undefined) return bad(id, extra, "not a field of a request (id, cap, verb, args)");
   if (typeof doc.cap !== "string") return bad(id, "cap", "must be a string");

@@ -41,7 +41,11 @@ export interface StandInBroker {
 function socketPath(dir: string, name: string): string {
   const p = join(dir, name);
   if (Buffer.byteLength(p) > MAX_SOCKET_PATH_BYTES) {
-    throw new MosaicError("socket-path-too-long", "dir", `${p} is ${Buffer.byteLength(p)} bytes; a Unix socket path holds ${MAX_SOCKET_PATH_BYTES} (use a shorter directory, e.g. makeScratch())`);
+    throw new MosaicError(
+      "socket-path-too-long",
+      "dir",
+      `${p} is ${Buffer.byteLength(p)} bytes; a Unix socket path holds ${MAX_SOCKET_PATH_BYTES} (use a shorter directory, e.g. makeScratch())`,
+    );
   }
   return p;
 }
@@ -68,7 +72,10 @@ function close(server: Server): Promise<void> {
 /** What the broker's connections and its handle share: its state, the record of calls, the open connections. */
 type Held = { state: BrokerState; records: CallRecord[]; connections: Set<Socket>; unresponsive: boolean };
 
-export async function startBroker(opts: { dir: string; sessions?: { uid: number; gid: number } | null }): Promise<StandInBroker> {
+export async function startBroker(opts: {
+  dir: string;
+  sessions?: { uid: number; gid: number } | null;
+}): Promise<StandInBroker> {
   const brokerSocket = socketPath(opts.dir, "broker.sock");
   const launchSocket = socketPath(opts.dir, "launch.sock");
   const held: Held = { state: core.newBrokerState(), records: [], connections: new Set(), unresponsive: false };

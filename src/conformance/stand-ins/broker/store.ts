@@ -83,7 +83,17 @@ export const CATALOG_VERBS: readonly string[] = TOOL_CATALOG.map((t) => ("broker
 export const DEFAULT_POLICY: InstancePolicy = { claim: "allow", permitted: CATALOG_VERBS };
 
 export function newBrokerState(): BrokerState {
-  return { caps: new Map(), endedRuns: new Set(), claims: new Map(), policies: new Map(), messages: [], tasks: [], decisions: [], launches: [], serial: 1 };
+  return {
+    caps: new Map(),
+    endedRuns: new Set(),
+    claims: new Map(),
+    policies: new Map(),
+    messages: [],
+    tasks: [],
+    decisions: [],
+    launches: [],
+    serial: 1,
+  };
 }
 
 function nonEmpty(field: string, v: string): void {
@@ -91,14 +101,24 @@ function nonEmpty(field: string, v: string): void {
 }
 
 /** Binds a capability to one run and one instance (the host does this when it binds a launch). `random` is 32 bytes. */
-export function issueCapability(state: BrokerState, binding: { run: string; instance: string; business?: string }, random: Uint8Array): { state: BrokerState; cap: string } {
+export function issueCapability(
+  state: BrokerState,
+  binding: { run: string; instance: string; business?: string },
+  random: Uint8Array,
+): { state: BrokerState; cap: string } {
   nonEmpty("run", binding.run);
   nonEmpty("instance", binding.instance);
   if (random.length !== 32) throw new MosaicError("bad-binding", "random", `must be 32 bytes, got ${random.length}`);
-  if (state.endedRuns.has(binding.run)) throw new MosaicError("run-ended", "run", `run ${binding.run} has ended; its capabilities stay void`);
+  if (state.endedRuns.has(binding.run))
+    throw new MosaicError("run-ended", "run", `run ${binding.run} has ended; its capabilities stay void`);
   const cap = Buffer.from(random).toString("hex");
   if (state.caps.has(cap)) throw new MosaicError("bad-binding", "random", "this capability was issued before");
-  const caps = new Map(state.caps).set(cap, { run: binding.run, instance: binding.instance, business: binding.business ?? null, status: "live" });
+  const caps = new Map(state.caps).set(cap, {
+    run: binding.run,
+    instance: binding.instance,
+    business: binding.business ?? null,
+    status: "live",
+  });
   return { state: { ...state, caps }, cap };
 }
 
@@ -115,7 +135,11 @@ export function revokeClaim(state: BrokerState, instance: string): { state: Brok
   const claim = state.claims.get(instance);
   if (claim === undefined) return { state, revoked: false };
   const caps = new Map<string, Capability>();
-  for (const [k, c] of state.caps) caps.set(k, c.run === claim.run && c.instance === instance && c.status === "live" ? { ...c, status: "revoked" } : c);
+  for (const [k, c] of state.caps)
+    caps.set(
+      k,
+      c.run === claim.run && c.instance === instance && c.status === "live" ? { ...c, status: "revoked" } : c,
+    );
   const claims = new Map(state.claims);
   claims.delete(instance);
   return { state: { ...state, caps, claims }, revoked: true };
@@ -131,9 +155,21 @@ export function policyOf(state: BrokerState, instance: string): InstancePolicy {
 }
 
 /** A message from the host side (a person or a role outside the test) into an instance's queue. */
-export function deliver(state: BrokerState, to: string, m: { from: string; body: string; kind?: MessageKind; replyTo?: string }): { state: BrokerState; id: string } {
+export function deliver(
+  state: BrokerState,
+  to: string,
+  m: { from: string; body: string; kind?: MessageKind; replyTo?: string },
+): { state: BrokerState; id: string } {
   const id = `m-${state.serial}`;
-  const stored: StoredMessage = { id, from: m.from, to, kind: m.kind ?? "message", body: m.body, ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }), read: false };
+  const stored: StoredMessage = {
+    id,
+    from: m.from,
+    to,
+    kind: m.kind ?? "message",
+    body: m.body,
+    ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
+    read: false,
+  };
   return { state: { ...state, messages: [...state.messages, stored], serial: state.serial + 1 }, id };
 }
 

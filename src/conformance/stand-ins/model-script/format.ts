@@ -24,7 +24,8 @@ export const REPLY_KINDS = {
   tool_use: "a tool call; the CLI runs the tool and calls the model again with its result",
   text: "plain text that ends the turn",
   text_from_tool_results: "text made from the tool results of this request, to echo what the session saw",
-  when_tool_result_contains: "a branch on what a tool result said: then if one of this request's results contains the string, else otherwise",
+  when_tool_result_contains:
+    "a branch on what a tool result said: then if one of this request's results contains the string, else otherwise",
 } as const;
 
 /** Template variables filled per request from its body, only inside text_from_tool_results.template. */
@@ -52,7 +53,8 @@ function fail(field: string, message: string, source: string, code: MosaicErrorC
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   let v = value;
-  for (const seg of path) v = typeof v === "object" && v !== null ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
+  for (const seg of path)
+    v = typeof v === "object" && v !== null ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
   return v;
 }
 
@@ -64,13 +66,15 @@ function check<T>(schema: z.ZodType<T>, value: unknown, at: readonly PropertyKey
   const missing = issue.code !== "unrecognized_keys" && valueAt(value, issue.path) === undefined;
   // An unknown key is reported at its parent; name the key itself, where a person would look.
   const path = issue.code === "unrecognized_keys" ? [...at, ...issue.path, issue.keys[0]!] : [...at, ...issue.path];
-  const message = issue.code === "unrecognized_keys" ? "not a field here (a typo?)" : missing ? "missing" : issue.message;
+  const message =
+    issue.code === "unrecognized_keys" ? "not a field here (a typo?)" : missing ? "missing" : issue.message;
   return fail(formatPath(path), message, source, missing ? "missing-field" : "bad-script");
 }
 
 function parseReply(value: unknown, at: readonly PropertyKey[], source: string): Reply {
   const kinds = Object.keys(REPLY_KINDS).join(", ");
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return fail(formatPath(at), `a reply is an object with one of ${kinds}`, source);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return fail(formatPath(at), `a reply is an object with one of ${kinds}`, source);
   const keys = Object.keys(value);
   const kind = keys.filter((k) => Object.hasOwn(REPLY_KINDS, k));
   if (kind.length !== 1) {
@@ -100,7 +104,8 @@ function parseReply(value: unknown, at: readonly PropertyKey[], source: string):
 function* stringsOf(value: unknown, at: readonly PropertyKey[]): Generator<[string, readonly PropertyKey[]]> {
   if (typeof value === "string") yield [value, at];
   else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield* stringsOf(v, [...at, i]);
-  else if (typeof value === "object" && value !== null) for (const [k, v] of Object.entries(value)) yield* stringsOf(v, [...at, k]);
+  else if (typeof value === "object" && value !== null)
+    for (const [k, v] of Object.entries(value)) yield* stringsOf(v, [...at, k]);
 }
 
 const isTemplate = (at: readonly PropertyKey[]) => at.at(-1) === "template" && at.at(-2) === "text_from_tool_results";
@@ -110,8 +115,20 @@ function checkTemplateVars(turns: readonly Reply[], source: string): void {
   for (const [s, at] of stringsOf(turns, ["turns"])) {
     for (const m of s.matchAll(TEMPLATE_VAR)) {
       const name = m[1]!;
-      if (!TEMPLATE_VAR_NAME.test(name)) fail(formatPath(at), `{{${name}}} is not a template variable: lower-case letters, digits and _ between {{ and }}`, source, "bad-template-var");
-      if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name) && !isTemplate(at)) fail(formatPath(at), `{{${name}}} is filled per request, so only text_from_tool_results.template may hold it`, source, "bad-template-var");
+      if (!TEMPLATE_VAR_NAME.test(name))
+        fail(
+          formatPath(at),
+          `{{${name}}} is not a template variable: lower-case letters, digits and _ between {{ and }}`,
+          source,
+          "bad-template-var",
+        );
+      if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name) && !isTemplate(at))
+        fail(
+          formatPath(at),
+          `{{${name}}} is filled per request, so only text_from_tool_results.template may hold it`,
+          source,
+          "bad-template-var",
+        );
     }
     if (s.replace(TEMPLATE_VAR, "").includes("{{")) fail(formatPath(at), "an unclosed {{", source, "bad-template-var");
   }
@@ -123,7 +140,15 @@ function checkTemplateVars(turns: readonly Reply[], source: string): void {
  */
 export function loadModelScript(doc: unknown, opts: { source: string }): ModelScript {
   const { source } = opts;
-  const top = check(z.strictObject({ turns: z.array(z.unknown(), { error: "a list of replies" }).min(1, "a script needs at least one turn") }, { error: "a script is an object {turns: [...]}" }), doc, [], source);
+  const top = check(
+    z.strictObject(
+      { turns: z.array(z.unknown(), { error: "a list of replies" }).min(1, "a script needs at least one turn") },
+      { error: "a script is an object {turns: [...]}" },
+    ),
+    doc,
+    [],
+    source,
+  );
   const turns = top.turns.map((t, i) => parseReply(t, ["turns", i], source));
   checkTemplateVars(turns, source);
   return { turns, source };
@@ -136,7 +161,8 @@ export function loadModelScript(doc: unknown, opts: { source: string }): ModelSc
  */
 export function fillTemplateVars(script: ModelScript, values: Readonly<Record<string, string>>): ModelScript {
   for (const name of Object.keys(values)) {
-    if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name)) fail("(values)", `{{${name}}} is filled per request; a run cannot set it`, script.source, "bad-template-var");
+    if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name))
+      fail("(values)", `{{${name}}} is filled per request; a run cannot set it`, script.source, "bad-template-var");
   }
   const known = Object.keys(values).sort().join(", ") || "none";
   const fill = (value: unknown, at: readonly PropertyKey[]): unknown => {
@@ -144,11 +170,17 @@ export function fillTemplateVars(script: ModelScript, values: Readonly<Record<st
       return value.replace(TEMPLATE_VAR, (whole, name: string) => {
         if (Object.hasOwn(values, name)) return values[name]!;
         if (Object.hasOwn(REQUEST_TEMPLATE_VARS, name) && isTemplate(at)) return whole;
-        return fail(formatPath(at), `{{${name}}} is not a template variable this run fills (${known})`, script.source, "unknown-template-var");
+        return fail(
+          formatPath(at),
+          `{{${name}}} is not a template variable this run fills (${known})`,
+          script.source,
+          "unknown-template-var",
+        );
       });
     }
     if (Array.isArray(value)) return value.map((v, i) => fill(v, [...at, i]));
-    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, [...at, k])]));
+    if (typeof value === "object" && value !== null)
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, [...at, k])]));
     return value;
   };
   return { source: script.source, turns: script.turns.map((t, i) => fill(t, ["turns", i]) as Reply) };
@@ -158,7 +190,9 @@ export function fillTemplateVars(script: ModelScript, values: Readonly<Record<st
 export function unfilledTemplateVars(script: ModelScript): Array<{ field: string; name: string }> {
   const out: Array<{ field: string; name: string }> = [];
   for (const [s, at] of stringsOf(script.turns, ["turns"])) {
-    for (const m of s.matchAll(TEMPLATE_VAR)) if (!(Object.hasOwn(REQUEST_TEMPLATE_VARS, m[1]!) && isTemplate(at))) out.push({ field: formatPath(at), name: m[1]! });
+    for (const m of s.matchAll(TEMPLATE_VAR))
+      if (!(Object.hasOwn(REQUEST_TEMPLATE_VARS, m[1]!) && isTemplate(at)))
+        out.push({ field: formatPath(at), name: m[1]! });
   }
   return out;
 }

@@ -16,10 +16,16 @@ const TURN_HANDLERS = new WeakMap<RequestHandler, number>();
  * the next turn and hide the failure behind a later one.
  */
 export function anthropicError(status: number, type: string, message: string): Response {
-  return HttpResponse.json({ type: "error", error: { type, message } }, { status, headers: { "x-should-retry": "false" } });
+  return HttpResponse.json(
+    { type: "error", error: { type, message } },
+    { status, headers: { "x-should-retry": "false" } },
+  );
 }
 
-const served = ({ turns, source }: ModelScript) => (turns.length === 0 ? `${source} has no turns` : `${source} has ${turns.length} turn${turns.length === 1 ? "" : "s"}, all served`);
+const served = ({ turns, source }: ModelScript) =>
+  turns.length === 0
+    ? `${source} has no turns`
+    : `${source} has ${turns.length} turn${turns.length === 1 ? "" : "s"}, all served`;
 const reason = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /**
@@ -30,7 +36,12 @@ const reason = (e: unknown) => (e instanceof Error ? e.message : String(e));
  */
 export function handlersFor(script: ModelScript, recorder: ScriptRecorder): RequestHandler[] {
   const left = unfilledTemplateVars(script)[0];
-  if (left) throw new MosaicError("unfilled-template-var", left.field, `{{${left.name}}} was never filled: pass the run's values to fillTemplateVars() (${script.source})`);
+  if (left)
+    throw new MosaicError(
+      "unfilled-template-var",
+      left.field,
+      `{{${left.name}}} was never filled: pass the run's values to fillTemplateVars() (${script.source})`,
+    );
   const turns = script.turns.map((reply, turn) => {
     const h = http.post(
       "*/v1/messages",
@@ -38,7 +49,9 @@ export function handlersFor(script: ModelScript, recorder: ScriptRecorder): Requ
         try {
           const fixed = resolveReply(reply, await request.text());
           recorder.mark(request, { kind: "turn", turn });
-          return new HttpResponse(sseStream(sseEvents(fixed, recorder.seqOf(request) || turn + 1)), { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+          return new HttpResponse(sseStream(sseEvents(fixed, recorder.seqOf(request) || turn + 1)), {
+            headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+          });
         } catch (e) {
           const message = `turns[${turn}] of ${script.source} threw: ${reason(e)}`;
           recorder.mark(request, { kind: "handler-threw", turn, message });
@@ -57,7 +70,9 @@ export function handlersFor(script: ModelScript, recorder: ScriptRecorder): Requ
   const fallback = http.all("*", ({ request }) => {
     const what = `${request.method} ${new URL(request.url).pathname}`;
     const isCall = request.method === "POST" && new URL(request.url).pathname.endsWith("/v1/messages");
-    const message = isCall ? `no turn left for ${what}: ${served(script)}` : `nothing in ${script.source} answers ${what}`;
+    const message = isCall
+      ? `no turn left for ${what}: ${served(script)}`
+      : `nothing in ${script.source} answers ${what}`;
     recorder.mark(request, { kind: "unmatched", message });
     return anthropicError(500, "api_error", `scripted API: ${message}`);
   });
@@ -73,7 +88,11 @@ export function remainingTurns(handlers: readonly RequestHandler[]): number {
  * Answers one request through msw's `getResponse`, recording it first. Never leaves a request
  * unanswered: a handler that throws, or no handler matching, gives a recorded 500.
  */
-export async function respond(handlers: readonly RequestHandler[], request: Request, recorder: ScriptRecorder): Promise<Response> {
+export async function respond(
+  handlers: readonly RequestHandler[],
+  request: Request,
+  recorder: ScriptRecorder,
+): Promise<Response> {
   const body = request.method === "GET" || request.method === "HEAD" ? "" : await request.clone().text();
   const record = recorder.record(request, body);
   let response: Response | undefined;

@@ -21,7 +21,13 @@ export interface RecordedRequest {
   status: number;
 }
 
-export type ScriptFailure = { kind: "unmatched" | "handler-threw"; seq: number; method: string; url: string; message: string };
+export type ScriptFailure = {
+  kind: "unmatched" | "handler-threw";
+  seq: number;
+  method: string;
+  url: string;
+  message: string;
+};
 
 /** Headers that carry a credential, and why; any name matching CREDENTIAL_NAME is redacted too. */
 export const CREDENTIAL_HEADERS = {
@@ -73,7 +79,15 @@ export class ScriptRecorder {
   /** Records a request before any handler runs, so a handler can mark it. */
   record(request: Request, body: string): RecordedRequest {
     const u = new URL(request.url);
-    const r: RecordedRequest = { seq: this.log.length + 1, method: request.method, url: u.pathname + u.search, headers: this.redact(request.headers), body, served: { kind: "handled" }, status: 0 };
+    const r: RecordedRequest = {
+      seq: this.log.length + 1,
+      method: request.method,
+      url: u.pathname + u.search,
+      headers: this.redact(request.headers),
+      body,
+      served: { kind: "handled" },
+      status: 0,
+    };
     this.log.push(r);
     this.byRequest.set(request, r);
     return r;
@@ -116,5 +130,7 @@ export class ScriptRecorder {
 
 function failureOf(r: RecordedRequest): ScriptFailure | undefined {
   const s = r.served;
-  return s.kind === "unmatched" || s.kind === "handler-threw" ? { kind: s.kind, seq: r.seq, method: r.method, url: r.url, message: s.message } : undefined;
+  return s.kind === "unmatched" || s.kind === "handler-threw"
+    ? { kind: s.kind, seq: r.seq, method: r.method, url: r.url, message: s.message }
+    : undefined;
 }

@@ -6,11 +6,23 @@ export type FixedReply = { tool_use: { name: string; input: Record<string, unkno
 /** Stands for a missing result in a template, so an echo of nothing still shows. */
 export const NO_TOOL_RESULT = "(no tool result)";
 
-type Block = { type: string; content?: unknown; id?: string; tool_use_id?: string; name?: string; input?: unknown; is_error?: boolean };
+type Block = {
+  type: string;
+  content?: unknown;
+  id?: string;
+  tool_use_id?: string;
+  name?: string;
+  input?: unknown;
+  is_error?: boolean;
+};
 type Body = { messages: Array<{ content: unknown }> };
 
 function resultText(b: Block): string {
-  return typeof b.content === "string" ? b.content : Array.isArray(b.content) ? (b.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n") : "";
+  return typeof b.content === "string"
+    ? b.content
+    : Array.isArray(b.content)
+      ? (b.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n")
+      : "";
 }
 
 function resultsOf(content: unknown): string[] {
@@ -40,12 +52,19 @@ export interface ToolCall {
 /** Every tool call in one request body's conversation, each paired with its result by tool_use_id. */
 export function toolCallsIn(body: string): ToolCall[] {
   const blocks = messagesOf(body).flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : []));
-  const results = new Map(blocks.filter((b) => b.type === "tool_result" && typeof b.tool_use_id === "string").map((b) => [b.tool_use_id!, b]));
+  const results = new Map(
+    blocks.filter((b) => b.type === "tool_result" && typeof b.tool_use_id === "string").map((b) => [b.tool_use_id!, b]),
+  );
   return blocks
     .filter((b) => b.type === "tool_use")
     .map((b) => {
       const r = b.id === undefined ? undefined : results.get(b.id);
-      return { name: b.name ?? "", input: (typeof b.input === "object" && b.input !== null ? b.input : {}) as Record<string, unknown>, result: r === undefined ? null : resultText(r), isError: r?.is_error === true };
+      return {
+        name: b.name ?? "",
+        input: (typeof b.input === "object" && b.input !== null ? b.input : {}) as Record<string, unknown>,
+        result: r === undefined ? null : resultText(r),
+        isError: r?.is_error === true,
+      };
     });
 }
 
@@ -59,8 +78,16 @@ export function resolveReply(reply: Reply, body: string): FixedReply {
   if ("tool_use" in reply || "text" in reply) return reply;
   const results = latestToolResults(body);
   if ("text_from_tool_results" in reply) {
-    const values: Record<string, string> = { last_tool_result: results.at(-1) ?? NO_TOOL_RESULT, tool_results: results.length > 0 ? results.join("\n") : NO_TOOL_RESULT };
-    return { text: reply.text_from_tool_results.template.replace(/\{\{(last_tool_result|tool_results)\}\}/g, (_w, name: string) => values[name]!) };
+    const values: Record<string, string> = {
+      last_tool_result: results.at(-1) ?? NO_TOOL_RESULT,
+      tool_results: results.length > 0 ? results.join("\n") : NO_TOOL_RESULT,
+    };
+    return {
+      text: reply.text_from_tool_results.template.replace(
+        /\{\{(last_tool_result|tool_results)\}\}/g,
+        (_w, name: string) => values[name]!,
+      ),
+    };
   }
   const hit = results.some((r) => r.includes(reply.when_tool_result_contains));
   return resolveReply(hit ? reply.then : reply.else, body);

@@ -10,14 +10,40 @@ export type SseEvent = { event: string; data: Record<string, unknown> };
 export function sseEvents(reply: FixedReply, seq: number): SseEvent[] {
   const tool = "tool_use" in reply;
   const usage = { input_tokens: 10, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  const block = tool ? { type: "tool_use", id: `toolu_scripted_${seq}`, name: reply.tool_use.name, input: {} } : { type: "text", text: "" };
-  const delta = tool ? { type: "input_json_delta", partial_json: JSON.stringify(reply.tool_use.input) } : { type: "text_delta", text: reply.text };
+  const block = tool
+    ? { type: "tool_use", id: `toolu_scripted_${seq}`, name: reply.tool_use.name, input: {} }
+    : { type: "text", text: "" };
+  const delta = tool
+    ? { type: "input_json_delta", partial_json: JSON.stringify(reply.tool_use.input) }
+    : { type: "text_delta", text: reply.text };
   return [
-    { event: "message_start", data: { type: "message_start", message: { id: `msg_scripted_${seq}`, type: "message", role: "assistant", model: "scripted", content: [], stop_reason: null, stop_sequence: null, usage } } },
+    {
+      event: "message_start",
+      data: {
+        type: "message_start",
+        message: {
+          id: `msg_scripted_${seq}`,
+          type: "message",
+          role: "assistant",
+          model: "scripted",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage,
+        },
+      },
+    },
     { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: block } },
     { event: "content_block_delta", data: { type: "content_block_delta", index: 0, delta } },
     { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
-    { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: tool ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } } },
+    {
+      event: "message_delta",
+      data: {
+        type: "message_delta",
+        delta: { stop_reason: tool ? "tool_use" : "end_turn", stop_sequence: null },
+        usage: { output_tokens: 5 },
+      },
+    },
     { event: "message_stop", data: { type: "message_stop" } },
   ];
 }
