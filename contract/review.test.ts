@@ -20,6 +20,15 @@ const UNKNOWN = "(unknown)";
 /** The rules each fixture pair must fire, and no other; "(unknown)" for a change no rule reads. */
 const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   "session-env-added": ["session-env-added"],
+  "model-decision-refuse-to-pass": ["decision-now-passes", "decision-refusal-lost"],
+  "model-decision-pass-to-refuse": ["decision-now-refused"],
+  "proxy-limit-raised": ["proxy-limit-raised"],
+  "proxy-limit-lowered": ["proxy-limit-lowered"],
+  "session-file-kill-namespace-off": ["session-bound-loosened"],
+  "session-file-tool-line-lowered": ["session-bound-tightened"],
+  "workspace-entry-lost": ["workspace-entry-lost"],
+  "workspace-entry-added": ["workspace-entry-added"],
+  "workspace-entry-reworded": ["workspace-entry-reworded"],
   "session-env-removed": ["session-env-removed"],
   "session-file-launch-socket-named": ["session-launch-socket-named"],
   "session-file-launch-socket-gone": ["session-launch-socket-gone"],

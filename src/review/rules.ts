@@ -216,6 +216,38 @@ const mountPointRemoved = (c: Change, ctx: Context) =>
   c.before.fields.source === c.before.key &&
   insideKeptWritable(c.before, ctx);
 
+/** A decision line `<request> → refuse 403: why · admitted by g` or `<request> → pass`: the request, and pass or refuse. */
+const requestOf = (f: Fact) => f.text.split(" → ")[0] ?? "";
+const outcomeOf = (f: Fact) => /^(refuse|pass)\b/.exec(f.text.split(" → ")[1] ?? "")?.[1] ?? "";
+const DECISION_TYPES = ["model-decision", "proxy-limit"] as const;
+/** Whether the other revision decides the same request `outcome`. */
+const decidedThere = (f: Fact, facts: readonly Fact[], outcome: string) =>
+  facts.some((o) => o.type === f.type && requestOf(o) === requestOf(f) && outcomeOf(o) === outcome);
+/** A limit row `name | number | why` of a bounds table, as name and number. */
+const limitRow = (f: Fact) => {
+  const m = /^(\w+) \| (\d+) \|/.exec(f.text);
+  return m ? { name: m[1]!, value: Number(m[2]) } : null;
+};
+/** -1 when the other revision bounds the same limit lower, 1 when higher, 0 when equal or absent. */
+const limitThere = (f: Fact, facts: readonly Fact[]): number => {
+  const mine = limitRow(f);
+  const other = facts.map(limitRow).find((r) => r !== null && r.name === mine?.name);
+  return mine === null || other === undefined || other === null ? 0 : Math.sign(other.value - mine.value);
+};
+/** What an end-of-session check line is about: a finding's kind and path, or a remedy's action and path. */
+const workspaceSubject = (f: Fact) => f.text.split(" | ").slice(0, 2).join(" | ").split(" -> ")[0]!;
+const isWorkspaceEntry = (f: Fact) => f.text !== "findings:" && f.text !== "remedies:";
+const keptThere = (f: Fact, facts: readonly Fact[]) =>
+  facts.some((o) => o.type === f.type && o.text !== f.text && workspaceSubject(o) === workspaceSubject(f));
+/** 1 when a session.json bound loosens (a number grows, a `true` switch turns off), -1 when it tightens, else 0. */
+const boundChange = (c: Change): number => {
+  const [b, a] = [was(c, "value"), now(c, "value")];
+  if (b === "true" && a === "false") return 1;
+  if (b === "false" && a === "true") return -1;
+  if (/^\d+$/.test(b) && /^\d+$/.test(a)) return Math.sign(Number(a) - Number(b));
+  return 0;
+};
+
 // ---- the tables the rows are built from ------------------------------------------------------
 
 /** bwrap options whose presence confines; removing one weakens, adding one strengthens. */
@@ -1265,6 +1297,103 @@ export const RULES: readonly Rule[] = [
     op: "changed",
     at: /^launchSocket$/,
     when: (c) => now(c, "value") === "null",
+  },
+  // What the model proxy decides per request, and what it may cost the host (docs/network.md).
+  {
+    id: "decision-refusal-lost",
+    verdict: "weakens",
+    why: "the model proxy no longer refuses this request: it reaches the upstream, or the host pays for it",
+    types: DECISION_TYPES,
+    op: "removed",
+    when: (c, ctx) =>
+      c.op === "removed" && outcomeOf(c.before) === "refuse" && !decidedThere(c.before, ctx.after, "refuse"),
+  },
+  {
+    id: "decision-now-passes",
+    verdict: "weakens",
+    why: "a request the model proxy refused now passes",
+    types: DECISION_TYPES,
+    op: "added",
+    when: (c, ctx) => c.op === "added" && outcomeOf(c.after) === "pass" && decidedThere(c.after, ctx.before, "refuse"),
+  },
+  {
+    id: "decision-now-refused",
+    verdict: "strengthens",
+    why: "a request the model proxy passed is refused now",
+    types: DECISION_TYPES,
+    op: ["added", "removed"],
+    when: (c, ctx) =>
+      c.op === "added"
+        ? outcomeOf(c.after) === "refuse" && decidedThere(c.after, ctx.before, "pass")
+        : c.op === "removed" && outcomeOf(c.before) === "pass" && decidedThere(c.before, ctx.after, "refuse"),
+  },
+  {
+    id: "proxy-limit-raised",
+    verdict: "weakens",
+    why: "one session's model proxy may hold more of the host: a larger body, more bytes or connections, a longer wait",
+    types: ["proxy-limit"],
+    op: ["added", "removed"],
+    when: (c, ctx) =>
+      c.op === "added"
+        ? limitThere(c.after, ctx.before) < 0
+        : c.op === "removed" && limitThere(c.before, ctx.after) > 0,
+  },
+  {
+    id: "proxy-limit-lowered",
+    verdict: "strengthens",
+    why: "one session's model proxy may hold less of the host",
+    types: ["proxy-limit"],
+    op: ["added", "removed"],
+    when: (c, ctx) =>
+      c.op === "added"
+        ? limitThere(c.after, ctx.before) > 0
+        : c.op === "removed" && limitThere(c.before, ctx.after) < 0,
+  },
+  {
+    id: "session-bound-loosened",
+    verdict: "weakens",
+    why: "session.json bounds the runner less: a larger tool-socket line, depth or count, more turn output, or a turn's leftovers no longer killed",
+    types: ["session-file"],
+    op: "changed",
+    key: /^bounds\./,
+    when: (c) => boundChange(c) > 0,
+  },
+  {
+    id: "session-bound-tightened",
+    verdict: "strengthens",
+    why: "session.json bounds the runner more",
+    types: ["session-file"],
+    op: "changed",
+    key: /^bounds\./,
+    when: (c) => boundChange(c) < 0,
+  },
+  // The end-of-session check (docs/hardening.md): what it finds and what it moves out of the workspace.
+  {
+    id: "workspace-entry-reworded",
+    verdict: "neutral",
+    why: "the end-of-session check still finds, or still acts on, the same path for the same reason; only its wording or destination changed",
+    types: ["workspace-check-line"],
+    op: ["added", "removed"],
+    when: (c, ctx) => {
+      const f = c.op === "added" ? c.after : c.op === "removed" ? c.before : null;
+      return f !== null && isWorkspaceEntry(f) && keptThere(f, c.op === "added" ? ctx.before : ctx.after);
+    },
+  },
+  {
+    id: "workspace-entry-lost",
+    verdict: "weakens",
+    why: "the end-of-session check no longer finds, or no longer moves or clears, what the session left for the host's git or shell to run",
+    types: ["workspace-check-line"],
+    op: "removed",
+    when: (c) => c.op === "removed" && isWorkspaceEntry(c.before),
+  },
+  {
+    id: "workspace-entry-added",
+    verdict: "strengthens",
+    why: "the end-of-session check finds, moves or clears one thing more",
+    types: ["workspace-check-line"],
+    op: "added",
+    when: (c) => c.op === "added" && isWorkspaceEntry(c.after),
   },
   // The network's one way out (docs/network.md).
   {
