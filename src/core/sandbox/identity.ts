@@ -17,7 +17,7 @@ const parseId = (field: string, raw: string): number => {
     throw new MosaicError("session-identity", field, `${JSON.stringify(raw)} is not a numeric id`);
   const n = Number(raw);
   if (n === 0)
-    throw new MosaicError("session-identity", field, "is 0: a root caller's sessions must never run as uid or gid 0");
+    throw new MosaicError("session-identity", field, "is 0: a root caller's sessions must never run as uid or gid 0"); // safety: session-identity-env-zero
   if (n > 0xfffffffe) throw new MosaicError("session-identity", field, `${n} is not a valid id`);
   return n;
 };
