@@ -175,6 +175,16 @@ function sendStream(
   return { answer, resume };
 }
 
+/**
+ * The body bounds at a 16th of their figure: the proxy's mechanism is the same at any figure, and the
+ * tier does not stream hundreds of MiB. The shipped figures are pinned in network-model.test.ts, and
+ * live/model-proxy.test.ts sends a 33 MiB body to the shipped proxy.
+ */
+const SCALED = {
+  bodyBytes: PROXY_LIMITS.bodyBytes.value / 16,
+  heldBytes: PROXY_LIMITS.heldBytes.value / 16,
+} satisfies Partial<ProxyLimits>;
+
 const CALL = { model: "claude-sonnet-4-5", max_tokens: 8, messages: [{ role: "user", content: "hi" }] };
 const json = (v: unknown) => JSON.stringify(v);
 const readLines = (f: string) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter(Boolean) : []);
@@ -335,22 +345,24 @@ describe("the model proxy, in its own process, against a real upstream", () => {
 
   it("a body over the bound gets 413 at the bound, declared or streamed, is never buffered whole and never forwarded; control: with the bound raised, the upstream receives it", async () => {
     const up = await upstream();
-    const shipped = await startProxy("size", up.url);
-    const raised = await startProxy("size-raised", up.url, { limits: { bodyBytes: 40 * MiB, heldBytes: 80 * MiB } });
+    const shipped = await startProxy("size", up.url, { limits: SCALED });
+    const raised = await startProxy("size-raised", up.url, {
+      limits: { bodyBytes: 2 * SCALED.bodyBytes, heldBytes: 2 * SCALED.heldBytes },
+    });
     const head = '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"';
     const tail = '"}]}';
     try {
-      const declared = Buffer.from(head + "a".repeat(34 * MiB) + tail);
+      const declared = Buffer.from(head + "a".repeat(SCALED.bodyBytes + MiB / 8) + tail);
       const r1 = await send(shipped.socket, "POST", "/v1/messages", { "content-type": "application/json" }, declared);
-      expect(r1.status, "a declared 34 MiB body: 413 before it is read").toBe(413);
+      expect(r1.status, "a declared body just over the bound: 413 before it is read").toBe(413);
       const rss0 = peakRss(shipped.pid);
-      const r2 = await sendStream(shipped.socket, head, 128 * MiB, tail).answer;
-      expect(r2.status, `a streamed 128 MiB body: 413 at the bound (${JSON.stringify(r2)})`).toBe(413);
+      const r2 = await sendStream(shipped.socket, head, 96 * MiB, tail).answer;
+      expect(r2.status, `a streamed 96 MiB body: 413 at the bound (${JSON.stringify(r2)})`).toBe(413);
       const grew = peakRss(shipped.pid) - rss0;
       expect(
         grew,
         `the proxy's peak memory grew by ${grew} bytes: it stopped holding the body at the bound`,
-      ).toBeLessThan(PROXY_LIMITS.bodyBytes.value + 48 * MiB);
+      ).toBeLessThan(SCALED.bodyBytes + 48 * MiB);
       expect(up.seen, "no oversize body reached the upstream").toEqual([]);
       const log = readLines(shipped.log).map((l) => JSON.parse(l) as { status: number; bytesIn: number });
       expect(
@@ -358,14 +370,14 @@ describe("the model proxy, in its own process, against a real upstream", () => {
         JSON.stringify(log),
       ).toEqual([413, 413]);
       expect(log[1]!.bytesIn, "the streamed body was read to just past the bound, not to its end").toBeLessThan(
-        PROXY_LIMITS.bodyBytes.value + 2 * MiB,
+        SCALED.bodyBytes + 2 * MiB,
       );
 
       const r3 = await send(raised.socket, "POST", "/v1/messages", { "content-type": "application/json" }, declared);
       expect(r3.status, "control: with the bound raised the same body passes").toBe(200);
       expect(
         up.seen.map((s) => s.bytes),
-        "control: the upstream received the 34 MiB body",
+        "control: the upstream received the body over the shipped bound",
       ).toEqual([declared.length]);
     } finally {
       await Promise.all([shipped.stop(), raised.stop()]);
@@ -373,23 +385,24 @@ describe("the model proxy, in its own process, against a real upstream", () => {
     }
   }, 60_000);
 
-  it("bodies held at once are bounded per session: a third body being read gets 429 while two of 25 MiB are held; control: with the bound raised, the third goes up", async () => {
+  it("bodies held at once are bounded per session: a third body being read gets 429 while two of 25/32 of the body bound are held; control: with the bound raised, the third goes up", async () => {
     const up = await upstream();
     const head = '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"';
     const tail = '"}]}';
+    const big = (SCALED.bodyBytes * 25) / 32;
     for (const [name, limits, third] of [
-      ["held", {}, 429],
-      ["held-raised", { heldBytes: 256 * MiB }, 200],
+      ["held", SCALED, 429],
+      ["held-raised", { ...SCALED, heldBytes: 8 * SCALED.heldBytes }, 200],
     ] as const) {
       const p = await startProxy(name, up.url, { limits });
       const held = [
-        sendStream(p.socket, head, 25 * MiB, tail, { holdBeforeEnd: true }),
-        sendStream(p.socket, head, 25 * MiB, tail, { holdBeforeEnd: true }),
+        sendStream(p.socket, head, big, tail, { holdBeforeEnd: true }),
+        sendStream(p.socket, head, big, tail, { holdBeforeEnd: true }),
       ];
       try {
-        // Both bodies read to their last byte but one (50 MiB held at the proxy) before the third starts.
-        await new Promise((r) => setTimeout(r, 1_000));
-        const c = await sendStream(p.socket, head, 16 * MiB, tail).answer;
+        // Both bodies read to their last byte but one (25/16 of the body bound held at the proxy) before the third starts.
+        await new Promise((r) => setTimeout(r, 300));
+        const c = await sendStream(p.socket, head, SCALED.bodyBytes / 2, tail).answer;
         expect(c.status, `${name}: the third body (${JSON.stringify(c).slice(0, 200)})`).toBe(third);
       } finally {
         await p.stop();
@@ -397,7 +410,7 @@ describe("the model proxy, in its own process, against a real upstream", () => {
       for (const h of held) h.resume();
     }
     expect(
-      up.seen.map((s) => s.bytes > 16 * MiB),
+      up.seen.map((s) => s.bytes > SCALED.bodyBytes / 2),
       "only the control's third body went up",
     ).toEqual([true]);
     await up.close();
