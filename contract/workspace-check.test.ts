@@ -8,7 +8,7 @@ import { planRemedies, relativeTo, type Remedy } from "../src/core/workspace/rem
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { layOutWorkspaceTree, treeView } from "../src/conformance/worlds/tree.ts";
-import { WORKSPACE_CASES } from "../src/conformance/workspace/cases.ts";
+import { WORKSPACE_CASES } from "./support/workspace-cases.ts";
 import { checkWorkspace, realTreeView } from "../src/host/workspace-check.ts";
 
 // The end-of-session check (src/core/workspace) over declarative workspaces: each case's findings

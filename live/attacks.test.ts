@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect } from "vitest";
 import { ATTACKS, type AttackRow } from "../src/conformance/attacks/table.ts";
 import { layer } from "../src/conformance/attacks/layers.ts";
 import { runAttack, type AttackResult } from "../src/conformance/attacks/run.ts";
-import { identityProblem, makeWorld, type AttackWorld, type Identity } from "../src/conformance/attacks/world.ts";
+import { identityProblem, makeAttackWorld, type AttackWorld, type Identity } from "../src/conformance/attacks/world.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
@@ -27,7 +27,7 @@ for (const identity of ["root", "user"] as const) {
   describe(`attack table as ${identity}`, () => {
     let w: AttackWorld;
     beforeAll(async () => {
-      if ((sandbox ?? identityProblem(identity)) === null) w = await makeWorld(identity);
+      if ((sandbox ?? identityProblem(identity)) === null) w = await makeAttackWorld(identity);
     });
     afterAll(async () => w?.close());
 

@@ -16,7 +16,7 @@ import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import type { SessionSetup } from "../src/conformance/worlds/live-session.ts";
-import { startSessionSetup } from "../src/conformance/baselines/memory-probe.ts";
+import { startSessionSetup } from "../src/conformance/worlds/live-session.ts";
 
 // The installed binaries against baselines/: versions, option lists and the behaviour the adapters
 // rely on (baselines/README.md), each drift named. bwrap is the system's, so its baseline is the

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync, chmodSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync, realpathSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
@@ -9,14 +9,12 @@ import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import { makeScratch } from "../src/conformance/worlds/scratch.ts";
-import { startTrap, type Trap } from "../src/conformance/traps/listener.ts";
+import { layOutSession, makeQuietBrokerWorld, type QuietBrokerWorld } from "../src/conformance/worlds/world.ts";
 import { runConfined } from "../src/conformance/worlds/sandbox-run.ts";
 import { realFsView } from "../src/host/fs-view.ts";
 import { startScriptedApi, toolResultsIn } from "../src/conformance/stand-ins/scripted-api.ts";
 import { loadModelScript } from "../src/conformance/stand-ins/model-script/format.ts";
 import type { ScriptFailure } from "../src/conformance/stand-ins/model-script/record.ts";
-import { plantStandIns } from "../src/conformance/stand-ins/secrets.ts";
 import { modelFrontArgv, modelFrontFiles } from "../src/conformance/worlds/live-session.ts";
 import { MODEL_URL } from "../src/core/network/egress.ts";
 import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
@@ -40,46 +38,36 @@ const problem =
   (existsSync(PI_CLI) ? null : `${PI_CLI} missing (npm ci)`);
 const it = liveIt("bwrap, Claude Code and Pi", problem);
 
-let scratch: ReturnType<typeof makeScratch>;
+let world: QuietBrokerWorld;
 let R: string;
 let founderHome: string;
 let SECRET: string;
-let broker: Trap;
 
 beforeAll(async () => {
-  scratch = makeScratch("confined");
-  R = scratch.root;
-  const stand = plantStandIns(R);
-  founderHome = stand.founderHome;
-  SECRET = stand.secret;
+  world = await makeQuietBrokerWorld("confined");
+  R = world.root;
+  founderHome = world.stand.founderHome;
+  SECRET = world.stand.secret;
   mkdirSync(join(R, "repo"), { recursive: true });
   writeFileSync(join(R, "repo/runner.ts"), "// stand-in: the session command replaces the runner\n");
   writeFileSync(join(R, "repo/adapter.sh"), "exit 0\n");
-  mkdirSync(join(R, "sock"), { recursive: true });
-  broker = await startTrap({ path: join(R, "sock/bus.sock") }, { answer: "" });
 });
 
 afterAll(async () => {
-  await broker?.close();
-  scratch?.remove();
+  await world?.close();
 });
 
 function prepareRun(name: string, harness: SandboxSpec["harness"]): { spec: SandboxSpec; facts: HostFacts } {
-  const run = join(R, "data/runs", name);
-  const ws = join(R, "data/workspaces/acme", name);
-  for (const d of [ws, join(run, "bundle"), join(run, "home"), join(run, "tmp"), join(run, "sock")])
-    mkdirSync(d, { recursive: true });
-  chmodSync(join(run, "home"), 0o700);
-  chmodSync(join(run, "sock"), 0o700);
-  writeFileSync(join(run, "session.json"), "{}\n");
+  const { ws, run } = layOutSession(world, name, "{}\n");
+  mkdirSync(join(run, "bundle"));
   const spec: SandboxSpec = {
     harness,
     repo: REPO_ROOT,
     runnerFiles: [join(R, "repo/runner.ts"), ...modelFrontFiles()],
     runner: join(R, "repo/runner.ts"),
     adapter: join(R, "repo/adapter.sh"),
-    brokerSocket: join(R, "sock/bus.sock"),
-    launchSocket: join(R, "sock/launch.sock"),
+    brokerSocket: world.brokerSocket,
+    launchSocket: join(world.sockDir, "launch.sock"),
     mayLaunch: false,
     workspace: ws,
     runDir: run,

@@ -5,11 +5,10 @@ import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import { CLAUDE_BIN, type SessionSetup } from "../src/conformance/worlds/live-session.ts";
+import { CLAUDE_BIN, startSessionSetup, type SessionSetup } from "../src/conformance/worlds/live-session.ts";
 import {
   MEMORY_LOCATIONS,
   probeMemory,
-  startSessionSetup,
   type Drop,
   type MemoryLocation,
 } from "../src/conformance/baselines/memory-probe.ts";

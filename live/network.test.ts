@@ -3,8 +3,7 @@
 // sandbox. Each protection has its positive control: the same attempt with it removed on purpose.
 // The shell's view without a CLI (the fake adapter's, as root and as a user) is live/attacks.test.ts.
 import { freePort } from "../src/conformance/processes/free-port.ts";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
@@ -12,15 +11,15 @@ import {
   CLAUDE_BIN,
   planLiveSession,
   runLiveTurn,
+  startSessionSetup,
   withModelPort,
   type LiveSession,
+  type SessionSetup,
 } from "../src/conformance/worlds/live-session.ts";
 import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
-import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { makeCanary } from "../src/conformance/traps/canary.ts";
 import { startTrap, type Trap } from "../src/conformance/traps/listener.ts";
 import { startScriptedApi, toolResultsIn, type ScriptedApi } from "../src/conformance/stand-ins/scripted-api.ts";
-import { plantStandIns, type StandIns } from "../src/conformance/stand-ins/secrets.ts";
 import { MODEL_PORT, type EgressRecord } from "../src/core/network/egress.ts";
 import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
 import { binds } from "../src/core/sandbox/binds.ts";
@@ -35,10 +34,9 @@ const it = liveIt(
     (existsSync(CLAUDE_BIN) ? null : `${CLAUDE_BIN} missing (npm ci)`),
 );
 
-let scratch: ReturnType<typeof makeScratch>;
-let stand: StandIns;
-/** The bus socket a session is given; nothing here speaks the broker's protocol. */
-let broker: Trap;
+/** The sessions' world; its bus socket is a quiet one: nothing here speaks the broker's protocol. */
+let setup: SessionSetup;
+let close: (() => Promise<void>) | undefined;
 /** Traps on the host: a TCP listener on its loopback and an abstract Unix socket, each counting connections. */
 const trap = {
   tcp: null as Trap | null,
@@ -49,18 +47,15 @@ const trap = {
 };
 
 beforeAll(async () => {
-  scratch = makeScratch("network");
-  stand = plantStandIns(scratch.root);
-  mkdirSync(join(scratch.root, "sock"), { recursive: true });
-  broker = await startTrap({ path: join(scratch.root, "sock/bus.sock") }, { answer: "" });
+  ({ setup, close } = await startSessionSetup("network", hostFacts));
   trap.tcp = await startTrap({ tcp: "127.0.0.1" }, { onHit: () => trap.hits.tcp++ });
   trap.tcpPort = trap.tcp.port!;
   trap.abstract = await startTrap({ abstract: trap.abstractName }, { onHit: () => trap.hits.abstract++ });
 });
 
 afterAll(async () => {
-  await Promise.all([broker?.close(), trap.tcp?.close(), trap.abstract?.close()]);
-  scratch?.remove();
+  await Promise.all([trap.tcp?.close(), trap.abstract?.close()]);
+  await close?.();
 });
 
 function prepare(
@@ -69,18 +64,7 @@ function prepare(
   example: "claude-coder" | "pi-coder",
   hostEnv: Record<string, string | undefined> = {},
 ): LiveSession {
-  return planLiveSession(
-    {
-      root: scratch.root,
-      founderHome: stand.founderHome,
-      hostFacts,
-      brokerSocket: join(scratch.root, "sock/bus.sock"),
-    },
-    name,
-    api.url,
-    example,
-    hostEnv,
-  );
+  return planLiveSession(setup, name, api.url, example, hostEnv);
 }
 
 const shellTool = (p: LiveSession, command: string) =>

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, existsSync, writeFileSync, chmodSync } from "node:fs";
+import { mkdirSync, readFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
@@ -10,8 +10,7 @@ import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import { makeScratch } from "../src/conformance/worlds/scratch.ts";
-import { startTrap, type Trap } from "../src/conformance/traps/listener.ts";
+import { layOutSession, makeQuietBrokerWorld, type QuietBrokerWorld } from "../src/conformance/worlds/world.ts";
 import { runConfined } from "../src/conformance/worlds/sandbox-run.ts";
 import { realFsView } from "../src/host/fs-view.ts";
 import { withBeforePair, withoutPair } from "../src/conformance/controls/argv.ts";
@@ -20,45 +19,28 @@ import { exposedBind, withBindsBeforeLast } from "../src/conformance/controls/bi
 const facts: HostFacts = readHostFacts({ repo: REPO_ROOT });
 const it = liveIt("bwrap with user namespaces", checkoutProblem(REPO_ROOT) ?? sandboxProblem(facts));
 
-let scratch: ReturnType<typeof makeScratch>;
+let world: QuietBrokerWorld;
 let spec: SandboxSpec;
-let broker: Trap;
 const HOST_TMP_MARK = join("/tmp", `mosaic-live-host-tmp-${process.pid}`);
 
 beforeAll(async () => {
-  scratch = makeScratch("sandbox");
-  const r = scratch.root;
-  const repo = join(r, "repo");
-  const run = join(r, "data/runs/r1");
-  const ws = join(r, "data/workspaces/acme/coder");
-  for (const d of [
-    join(repo, "src"),
-    join(repo, "adapters"),
-    ws,
-    join(run, "bundle"),
-    join(run, "home"),
-    join(run, "sock"),
-    join(r, "data/workspaces/acme/other"),
-    join(r, "sock"),
-  ])
-    mkdirSync(d, { recursive: true });
+  world = await makeQuietBrokerWorld("sandbox", "broker-stand-in\n");
+  const repo = join(world.root, "repo");
+  const { ws, run } = layOutSession(world, "coder", "{}\n");
+  for (const d of [join(repo, "src"), join(repo, "adapters"), join(run, "bundle")]) mkdirSync(d, { recursive: true });
   writeFileSync(join(repo, "src/runner.ts"), "// stand-in runner: the live shell replaces it\n");
   writeFileSync(join(repo, "adapters/adapter.sh"), "exit 0\n");
   writeFileSync(join(repo, "AGENTS.md"), "the checkout beyond the runner files\n");
   writeFileSync(join(run, "bundle/policy.json"), "{}\n");
-  writeFileSync(join(run, "session.json"), "{}\n");
-  writeFileSync(join(r, "data/workspaces/acme/other/secret.txt"), "another workspace\n");
-  chmodSync(join(run, "home"), 0o700);
   writeFileSync(HOST_TMP_MARK, "host tmp\n");
-  broker = await startTrap({ path: join(r, "sock/bus.sock") }, { answer: "broker-stand-in\n" });
   spec = {
     harness: "pi",
     repo,
     runnerFiles: [join(repo, "src/runner.ts")],
     runner: join(repo, "src/runner.ts"),
     adapter: join(repo, "adapters/adapter.sh"),
-    brokerSocket: join(r, "sock/bus.sock"),
-    launchSocket: join(r, "sock/launch.sock"),
+    brokerSocket: world.brokerSocket,
+    launchSocket: join(world.sockDir, "launch.sock"),
     mayLaunch: false,
     workspace: ws,
     runDir: run,
@@ -66,9 +48,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await broker?.close();
   spawnSync("rm", ["-f", HOST_TMP_MARK, `/tmp/inside-${process.pid}`]);
-  scratch?.remove();
+  await world?.close();
 });
 
 /** Runs a shell script in place of the runner, with the argv built for the spec, and returns its lines. */

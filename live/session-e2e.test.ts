@@ -7,12 +7,17 @@ import type { Bind } from "../src/core/sandbox/types.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import { CLAUDE_BIN, planLiveSession, runLiveTurn, type LiveSession } from "../src/conformance/worlds/live-session.ts";
-import { startTrap, type Trap } from "../src/conformance/traps/listener.ts";
-import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import {
+  CLAUDE_BIN,
+  planLiveSession,
+  runLiveTurn,
+  startSessionSetup,
+  type LiveSession,
+  type SessionSetup,
+} from "../src/conformance/worlds/live-session.ts";
 import { startScriptedApi, toolResultsIn } from "../src/conformance/stand-ins/scripted-api.ts";
 import { scriptOf, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
-import { plantStandIns, type StandIns } from "../src/conformance/stand-ins/secrets.ts";
+import type { StandIns } from "../src/conformance/stand-ins/secrets.ts";
 
 // The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a coder from
 // the shipped example instances, writeBundle() writes its bundle, and the adapter's own argv runs
@@ -28,38 +33,26 @@ const it = liveIt(
     (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`),
 );
 
-let scratch: ReturnType<typeof makeScratch>;
+let setup: SessionSetup;
+let close: (() => Promise<void>) | undefined;
 let stand: StandIns;
-let broker: Trap;
 const MARKER = `claude-md-marker-${process.pid}`;
 
 beforeAll(async () => {
-  scratch = makeScratch("e2e");
-  stand = plantStandIns(scratch.root);
-  mkdirSync(join(scratch.root, "sock"), { recursive: true });
-  broker = await startTrap({ path: join(scratch.root, "sock/bus.sock") }, { answer: "" });
+  const s = await startSessionSetup("e2e", hostFacts);
+  ({ setup, close } = s);
+  stand = s.world.stand;
 });
 
 afterAll(async () => {
-  await broker?.close();
-  scratch?.remove();
+  await close?.();
 });
 
 type Prepared = LiveSession;
 
 /** Plans, and writes, one launch from a shipped example instance (claude-coder or pi-coder). */
 function prepare(name: string, apiUrl: string, example: "claude-coder" | "pi-coder" = "claude-coder"): Prepared {
-  const p = planLiveSession(
-    {
-      root: scratch.root,
-      founderHome: stand.founderHome,
-      hostFacts,
-      brokerSocket: join(scratch.root, "sock/bus.sock"),
-    },
-    name,
-    apiUrl,
-    example,
-  );
+  const p = planLiveSession(setup, name, apiUrl, example);
   expect(p.gatePackages, "the gate loads no package: Claude Code's sandbox has no node_modules").toEqual([]);
   // Memory files a session's prompt must never carry: the workspace's and HOME's. The parent's is
   // hidden by the sandbox whatever the flags; every location, with each flag's polarity pair, is

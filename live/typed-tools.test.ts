@@ -1,10 +1,9 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { gateCompileCacheDir } from "../src/core/bundle/hook.ts";
 import { decideLaunch, type LaunchPlan } from "../src/core/launch/decide-launch.ts";
-import { parseInstance, parseSettings } from "../src/core/launch/instance.ts";
+import { exampleInstance, exampleSettings } from "../src/conformance/worlds/examples.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { readLaunchFacts } from "../src/host/launch-facts.ts";
 import { warmGateCache } from "../src/host/warm-gate-cache.ts";
@@ -58,14 +57,8 @@ function prepare(name: string, example: "claude-coder" | "pi-coder", apiUrl: str
   for (const d of [ws, join(run, "home"), join(run, "tmp"), join(run, "turns"), join(run, "sock")])
     mkdirSync(d, { recursive: true });
   chmodSync(join(run, "home"), 0o700);
-  const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as {
-    instance: Record<string, unknown>;
-  };
-  const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
-  const settings = parseSettings({
-    launch: { models: ["claude-sonnet-4-5"] },
-    plugins: { harness: ["pi", "claude-code"] },
-  });
+  const instance = exampleInstance(example, { workspace: ws, run: name });
+  const settings = exampleSettings();
   const hostEnv = {
     PATH: process.env.PATH,
     MOSAIC_CLAUDE_BIN: CLAUDE,

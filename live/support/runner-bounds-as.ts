@@ -2,15 +2,9 @@
 // another identity (an unprivileged uid, under setpriv): the launcher, the stand-in broker and the
 // session are that uid's, in a world under <root> that it owns. Prints one JSON line (AsObserved)
 // with what the case saw. `node live/support/runner-bounds-as.ts <root> <case>`
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { parse } from "yaml";
-import { parseInstance, parseSettings } from "../../src/core/launch/instance.ts";
+import { existsSync } from "node:fs";
 import type { RunnerBounds } from "../../src/core/runner/bounds.ts";
-import { startBroker } from "../../src/conformance/stand-ins/broker/server.ts";
-import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
-import { FAKE_ADAPTER } from "../../src/conformance/worlds/runtime-world.ts";
-import { plantStandIns } from "../../src/conformance/stand-ins/secrets.ts";
+import { makeRuntimeWorld } from "../../src/conformance/worlds/runtime-world.ts";
 import { prepareLaunch, start } from "../../src/host/launcher.ts";
 import {
   LEFTOVERS_COUNT,
@@ -53,35 +47,17 @@ const EDITS: Record<AsCase, (b: RunnerBounds) => void> = {
   "leftovers-control": lift((b) => void (b.turn.killNamespace = false)),
 };
 
-const data = join(root, "data");
-const ws = join(data, "workspaces/acme/bounds");
-for (const d of [ws, join(data, "runs"), join(root, "b"), join(root, "state")]) mkdirSync(d, { recursive: true });
-const stand = plantStandIns(root);
-const broker = await startBroker({ dir: join(root, "b") });
-const doc = parse(readFileSync(join(REPO_ROOT, "scenarios/instances/pi-coder.yaml"), "utf8")) as {
-  instance: Record<string, unknown>;
-};
-const instance = parseInstance({ ...doc.instance, workspace: ws, run: "bounds", instance: "bounds" });
+const w = await makeRuntimeWorld("bounds", { root });
+const broker = w.broker;
+const instance = w.instance("pi-coder", "bounds");
+const ws = instance.workspace;
 // The host's state (the probe's seccomp program, the runner's node) is this uid's too.
-const hostEnv = {
-  PATH: process.env.PATH ?? "/usr/bin:/bin",
-  LANG: "C.UTF-8",
-  HOME: stand.founderHome,
-  MOSAIC_STATE_DIR: join(root, "state"),
-};
-const p = prepareLaunch({
-  instance,
-  settings: parseSettings({ launch: { models: ["claude-sonnet-4-5"] }, plugins: { harness: ["pi", "claude-code"] } }),
-  hostEnv,
-  repo: REPO_ROOT,
-  runDir: join(data, "runs/bounds"),
-  stateDir: join(root, "state"),
-  brokerSocket: broker.brokerSocket,
-  launchSocket: broker.launchSocket,
-  bus: broker,
-  adapter: { kind: "fake", script: FAKE_ADAPTER },
-  timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 30 },
-});
+const p = prepareLaunch(
+  w.request(instance, {
+    hostEnv: { ...w.hostEnv, MOSAIC_STATE_DIR: w.stateDir },
+    timings: { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 30 },
+  }),
+);
 if (p.kind !== "ready") throw new Error(`refused: ${p.code}: ${p.message}`);
 const bounds = structuredClone(p.prepared.session.sessionFile.bounds);
 EDITS[which](bounds);
@@ -148,6 +124,6 @@ const observed: AsObserved = {
   bounds,
 };
 if (ended === null) await s.stop();
-await broker.stop();
+await w.close();
 process.stdout.write(JSON.stringify(observed) + "\n");
 process.exit(0);

@@ -1,5 +1,5 @@
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { binds, mountStubs } from "../../core/sandbox/binds.ts";
 import { bwrapArgv } from "../../core/sandbox/bwrap-argv.ts";
 import { dropToSession } from "../../core/sandbox/identity.ts";
@@ -21,7 +21,7 @@ import { chownTree, type AttackWorld } from "./world.ts";
 export type AttackResult = Outcome & { through: boolean; stubsLeft: string[]; check: WorkspaceCheck | null };
 
 /** Where the host's end-of-session check puts what it quarantines, in the world's state directory. */
-export const quarantineOf = (w: AttackWorld) => join(w.root, "state/quarantine/r1");
+export const quarantineOf = (w: AttackWorld) => join(w.root, "state/quarantine", basename(w.run));
 
 export async function runAttack(w: AttackWorld, row: AttackRow, removed: readonly string[]): Promise<AttackResult> {
   const before = workspaceSnapshot(w);

@@ -3,26 +3,17 @@
 // launch socket that count connections, and a neighbour process outside the sandbox. Everything
 // the sandbox binds lives under the root, so an unprivileged uid can reach it wherever the checkout is.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import {
-  chmodSync,
-  chownSync,
-  copyFileSync,
-  lchownSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, chownSync, copyFileSync, lchownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sessionIdentity } from "../../core/sandbox/identity.ts";
 import type { HostFacts, SandboxSpec, SessionIdentity } from "../../core/sandbox/types.ts";
 import { findSessionCgroupBases } from "../../host/session-cgroups.ts";
 import { readHostFacts } from "../../host/host-facts.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
-import { plantStandIns, type StandIns } from "../stand-ins/secrets.ts";
+import type { StandIns } from "../stand-ins/secrets.ts";
 import { makeCanary } from "../traps/canary.ts";
 import { startTrap } from "../traps/listener.ts";
+import { layOutSession, makeWorld, type World } from "../worlds/world.ts";
 
 export type Identity = "root" | "user";
 
@@ -92,13 +83,13 @@ export function chownTree(p: string, id: SessionIdentity): void {
   }
 }
 
-type Paths = { root: string; repo: string; data: string; ws: string; otherWs: string; run: string };
+type Paths = { root: string; repo: string; data: string; sockDir: string; ws: string; otherWs: string; run: string };
 type Counts = AttackWorld["connections"];
 
-export async function makeWorld(identity: Identity): Promise<AttackWorld> {
-  const { root, uid, self, session, asIdentity } = makeRoot(identity);
-  const stand = plantStandIns(root);
-  const paths = layOutTrees(root);
+export async function makeAttackWorld(identity: Identity): Promise<AttackWorld> {
+  const { world, uid, self, session, asIdentity } = makeRoot(identity);
+  const { root, stand } = world;
+  const paths = layOutTrees(world);
   initWorkspace(paths.ws);
   const readableNode = copyReadableNode(root);
   // A user caller's whole world is its own; a root caller keeps its files and hands the session its
@@ -138,14 +129,14 @@ export async function makeWorld(identity: Identity): Promise<AttackWorld> {
         neighbour.process.kill("SIGKILL");
       }
       await Promise.all(net.traps.map((t) => t.close()));
-      rmSync(root, { recursive: true, force: true });
+      world.remove();
     },
   };
 }
 
-/** A fresh root every identity can reach, and who the caller and its session are. */
+/** A fresh world every identity can reach, and who the caller and its session are. */
 function makeRoot(identity: Identity): {
-  root: string;
+  world: World;
   uid: number;
   self: number;
   session: SessionIdentity;
@@ -153,40 +144,24 @@ function makeRoot(identity: Identity): {
 } {
   mkdirSync(ATTACK_BASE, { recursive: true, mode: 0o755 });
   chmodSync(ATTACK_BASE, 0o755);
-  const root = mkdtempSync(join(ATTACK_BASE, `${identity}-`));
-  chmodSync(root, 0o755);
+  const world = makeWorld(identity, { base: ATTACK_BASE });
   const self = process.getuid?.() ?? -1;
   const uid = identity === "root" ? 0 : self === 0 ? USER_UID : self;
   const asIdentity = self === uid ? [] : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--"];
-  return { root, uid, self, session: sessionIdentity({ uid, gid: uid }, {}), asIdentity };
+  return { world, uid, self, session: sessionIdentity({ uid, gid: uid }, {}), asIdentity };
 }
 
 /** The repository, two workspaces and a run directory with the files the host writes into it. */
-function layOutTrees(root: string): Paths {
+function layOutTrees(world: World): Paths {
+  const { root, data, sockDir } = world;
   const repo = join(root, "repo");
-  const data = join(root, "data");
-  const ws = join(data, "workspaces/acme/coder");
+  const { ws, run } = layOutSession(world, "coder", '{"session":"as the host wrote it"}\n');
   const otherWs = join(data, "workspaces/acme/other");
-  const run = join(data, "runs/r1");
-  for (const d of [
-    join(repo, "src"),
-    ws,
-    join(run, "bundle"),
-    join(run, "home"),
-    join(run, "turns"),
-    join(run, "sock"),
-    join(root, "sock"),
-    join(root, "node"),
-    join(root, "state"),
-  ])
-    mkdirSync(d, { recursive: true });
-  chmodSync(join(run, "sock"), 0o700);
+  for (const d of [join(repo, "src"), join(run, "bundle"), join(root, "node")]) mkdirSync(d, { recursive: true });
   copyFileSync(join(REPO_ROOT, "src/conformance/attacks/pid1.ts"), join(repo, "src/pid1.ts"));
   writeFileSync(join(repo, "adapter.sh"), "exit 0\n");
   writeFileSync(join(run, "bundle/policy.json"), '{"policy":"as the host wrote it"}\n');
-  writeFileSync(join(run, "session.json"), '{"session":"as the host wrote it"}\n');
-  chmodSync(join(run, "home"), 0o700);
-  return { root, repo, data, ws, otherWs, run };
+  return { root, repo, data, sockDir, ws, otherWs, run };
 }
 
 /** A real repository, as a coder's workspace is: hooks and config as git init makes them. */
@@ -209,8 +184,8 @@ function copyReadableNode(root: string): string {
 /** The broker, launch and tool sockets, a TCP listener and an abstract socket: each counts who connects. */
 async function startWorldTraps(identity: Identity, paths: Paths, session: SessionIdentity) {
   const connections: Counts = { broker: 0, launch: 0, tcpTrap: 0, abstractTrap: 0, tools: 0 };
-  const brokerSocket = join(paths.root, "sock/bus.sock");
-  const launchSocket = join(paths.root, "sock/launch.sock");
+  const brokerSocket = join(paths.sockDir, "bus.sock");
+  const launchSocket = join(paths.sockDir, "launch.sock");
   const toolSocket = join(paths.run, "sock/tools.sock");
   const count = (k: keyof Counts) => ({ answer: "stand-in\n", onHit: () => connections[k]++ });
   const traps = [

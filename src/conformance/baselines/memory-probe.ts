@@ -6,12 +6,15 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { HostFacts } from "../../core/sandbox/types.ts";
 import { planWithoutFlags } from "../controls/launch.ts";
-import { startTrap } from "../traps/listener.ts";
-import { planLiveSession, runLiveTurn, type LiveSession, type SessionSetup } from "../worlds/live-session.ts";
-import { makeScratch } from "../worlds/scratch.ts";
+import {
+  planLiveSession,
+  runLiveTurn,
+  startSessionSetup,
+  type LiveSession,
+  type SessionSetup,
+} from "../worlds/live-session.ts";
 import { startScriptedApi } from "../stand-ins/scripted-api.ts";
 import { scriptOf } from "../stand-ins/model-script/format.ts";
-import { plantStandIns } from "../stand-ins/secrets.ts";
 
 /**
  * Claude Code's project slug for a working directory: every character but a letter or digit
@@ -115,26 +118,6 @@ export async function probeMemory(
   } finally {
     await api.stop();
   }
-}
-
-/**
- * A scratch root with the founder's stand-ins and a listening stand-in broker, for planned
- * sessions; close() stops the broker and removes the root (kept when a live test failed).
- */
-export async function startSessionSetup(
-  label: string,
-  hostFacts: HostFacts,
-): Promise<{ setup: SessionSetup; close: () => Promise<void> }> {
-  const scratch = makeScratch(label);
-  const stand = plantStandIns(scratch.root);
-  mkdirSync(join(scratch.root, "sock"), { recursive: true });
-  const brokerSocket = join(scratch.root, "sock/bus.sock");
-  const broker = await startTrap({ path: brokerSocket }, { answer: "" });
-  const close = async () => {
-    await broker.close();
-    scratch.remove();
-  };
-  return { setup: { root: scratch.root, founderHome: stand.founderHome, hostFacts, brokerSocket }, close };
 }
 
 /** fn with a fresh session setup, closed after it (baselines:sync). */

@@ -3,12 +3,10 @@
 // real Claude Code or Pi inside bwrap from binds()/bwrapArgv(). Tests plant what they need in the
 // workspace and the run's HOME, change the plan on purpose where a positive control needs it, and
 // read what reached the scripted API.
-import { appendFileSync, chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { gateCompileCacheDir } from "../../core/bundle/hook.ts";
 import { decideLaunch, type LaunchPlan } from "../../core/launch/decide-launch.ts";
-import { parseInstance, parseSettings } from "../../core/launch/instance.ts";
 import { binds } from "../../core/sandbox/binds.ts";
 import { bwrapArgv } from "../../core/sandbox/bwrap-argv.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../../core/sandbox/types.ts";
@@ -24,6 +22,8 @@ import { egressLogPath, serveModelProxy } from "../../host/model-proxy.ts";
 import { MODEL_PORT } from "../../core/network/egress.ts";
 import { runSockets } from "../../core/runner/run-paths.ts";
 import { upstreamCredential } from "../../core/network/placeholder.ts";
+import { exampleInstance, exampleSettings } from "./examples.ts";
+import { layOutSession, makeQuietBrokerWorld, type QuietBrokerWorld } from "./world.ts";
 
 export const CLAUDE_BIN = join(REPO_ROOT, "node_modules/.bin/claude");
 
@@ -63,6 +63,20 @@ export type SessionSetup = {
   /** A listening stand-in broker socket under root (the spec names it; no session calls it). */
   brokerSocket: string;
 };
+
+/**
+ * A world for planned sessions: the founder's stand-ins and a quiet broker socket; close() stops the
+ * broker and removes the root (kept when a live test failed). The stand-ins' secret is the value
+ * nothing may leak.
+ */
+export async function startSessionSetup(
+  label: string,
+  hostFacts: HostFacts,
+): Promise<{ setup: SessionSetup; world: QuietBrokerWorld; close: () => Promise<void> }> {
+  const world = await makeQuietBrokerWorld(label);
+  const setup = { root: world.root, founderHome: world.stand.founderHome, hostFacts, brokerSocket: world.brokerSocket };
+  return { setup, world, close: world.close };
+}
 
 export type LiveSession = {
   plan: LaunchPlan;
@@ -158,17 +172,11 @@ export function planLiveSession(
   };
 }
 
-/** The session's workspace and run directory, with what the host writes into a run before a launch. */
+/** The session's workspace and run directory, and the seed of its HOME. */
 function layOutRun(root: string, name: string): { ws: string; run: string; home: string } {
-  const ws = join(root, "data/workspaces/acme", name);
-  const run = join(root, "data/runs", name);
+  const { ws, run } = layOutSession({ data: join(root, "data") }, name);
   const home = join(run, "home-seed");
-  for (const d of [ws, home, join(run, "home"), join(run, "turns"), join(run, "sock")])
-    mkdirSync(d, { recursive: true });
-  chmodSync(join(run, "home"), 0o700);
-  chmodSync(join(run, "sock"), 0o700);
-  // The host's record of the session; binds() mounts it read-only, so it must exist.
-  writeFileSync(join(run, "session.json"), JSON.stringify({ run: name }) + "\n");
+  mkdirSync(home, { recursive: true });
   return { ws, run, home };
 }
 
@@ -181,15 +189,13 @@ function decideExample(
   facts: HostFacts,
   env: Record<string, string | undefined>,
 ) {
-  const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as {
-    instance: Record<string, unknown>;
-  };
-  const instance = parseInstance({ ...doc.instance, workspace: ws, run: name });
-  const settings = parseSettings({
-    launch: { models: ["claude-sonnet-4-5"] },
-    plugins: { harness: ["pi", "claude-code"] },
-  });
-  const decision = decideLaunch(instance, settings, readLaunchFacts(facts, { repo: REPO_ROOT, runDir: run }), env);
+  const instance = exampleInstance(example, { workspace: ws, run: name });
+  const decision = decideLaunch(
+    instance,
+    exampleSettings(),
+    readLaunchFacts(facts, { repo: REPO_ROOT, runDir: run }),
+    env,
+  );
   if (decision.kind !== "launch") throw new Error(`the example did not plan: ${decision.code}: ${decision.message}`);
   return decision.plan;
 }

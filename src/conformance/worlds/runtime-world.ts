@@ -1,21 +1,16 @@
 // A scratch world for live sessions through the real launcher and runner: a data root with
 // workspaces and runs, the founder's stand-ins, a stand-in broker, and the shipped example
 // instances with their paths moved into the world. Tests launch, send a message, read the reply.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
-import {
-  parseInstance,
-  parseSettings,
-  type LaunchSettings,
-  type ResolvedInstance,
-} from "../../core/launch/instance.ts";
+import type { LaunchSettings, ResolvedInstance } from "../../core/launch/instance.ts";
+import { exampleInstance, exampleSettings } from "./examples.ts";
 import { launch, type LaunchRequest, type Session } from "../../host/launcher.ts";
 import { readHostFacts } from "../../host/host-facts.ts";
 import { startBroker, type StandInBroker } from "../stand-ins/broker/server.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
-import { makeScratch } from "./scratch.ts";
-import { plantStandIns, type StandIns } from "../stand-ins/secrets.ts";
+import type { StandIns } from "../stand-ins/secrets.ts";
+import { makeWorld } from "./world.ts";
 
 export const FAKE_ADAPTER = join(REPO_ROOT, "src/conformance/worlds/fake-adapter.sh");
 
@@ -33,11 +28,10 @@ export interface RuntimeWorld {
   close(): Promise<void>;
 }
 
-export async function makeRuntimeWorld(label: string): Promise<RuntimeWorld> {
-  const scratch = makeScratch(label);
-  const root = scratch.root;
-  const data = join(root, "data");
-  const stand = plantStandIns(root);
+/** A runtime world; `root` puts it in a directory its caller made (see makeWorld). */
+export async function makeRuntimeWorld(label: string, opts: { root?: string } = {}): Promise<RuntimeWorld> {
+  const world = makeWorld(label, opts);
+  const { root, data, stand, stateDir } = world;
   for (const d of ["workspaces/acme", "runs", "bus"]) mkdirSync(join(data, d), { recursive: true });
   writeFileSync(join(data, "bus/store.json"), `{"bus":"${stand.secret}"}\n`);
   mkdirSync(join(data, "runs/other-run"), { recursive: true });
@@ -46,11 +40,7 @@ export async function makeRuntimeWorld(label: string): Promise<RuntimeWorld> {
   // A root host's sessions run as their own uid: the broker's sockets are theirs to connect to.
   const facts = readHostFacts({ repo: REPO_ROOT });
   const broker = await startBroker({ dir: join(root, "b"), sessions: facts.uid === 0 ? facts.session : null });
-  const stateDir = join(root, "state");
-  const settings = parseSettings({
-    launch: { models: ["claude-sonnet-4-5"] },
-    plugins: { harness: ["pi", "claude-code"] },
-  });
+  const settings = exampleSettings();
   const hostEnv: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     LANG: "C.UTF-8",
@@ -65,13 +55,10 @@ export async function makeRuntimeWorld(label: string): Promise<RuntimeWorld> {
     settings,
     hostEnv,
     instance(example, name, patch = {}) {
-      const doc = parse(readFileSync(join(REPO_ROOT, `scenarios/instances/${example}.yaml`), "utf8")) as {
-        instance: Record<string, unknown>;
-      };
       const ws = join(data, "workspaces/acme", name);
       mkdirSync(ws, { recursive: true });
       chmodSync(ws, 0o755);
-      return parseInstance({ ...doc.instance, workspace: ws, run: name, instance: name, ...patch });
+      return exampleInstance(example, { workspace: ws, run: name, instance: name, ...patch });
     },
     request(instance, extra = {}) {
       return {
@@ -91,7 +78,7 @@ export async function makeRuntimeWorld(label: string): Promise<RuntimeWorld> {
     },
     async close() {
       await broker.stop();
-      scratch.remove();
+      world.remove();
     },
   };
 }

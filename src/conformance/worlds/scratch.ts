@@ -20,9 +20,8 @@ export function markTestFailed(): void {
  * /tmp, which the session's private /tmp would hide. remove() keeps it when a test of this file
  * failed, so its logs can be read (CI uploads them).
  */
-export function makeScratch(label: string): { root: string; remove: () => void } {
-  const base = scratchBase();
-  mkdirSync(base, { recursive: true });
+export function makeScratch(label: string, base = scratchBase()): { root: string; remove: () => void } {
+  mkdirSync(base, { recursive: true, mode: 0o755 });
   const root = mkdtempSync(join(base, `${label}-`));
   // A root caller's sessions run as their own uid, which must reach what the world binds.
   chmodSync(root, 0o755);

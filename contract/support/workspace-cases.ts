@@ -1,8 +1,8 @@
 // Declarative workspaces for the end-of-session check (src/core/workspace): each one the check must
 // flag, with the kinds and paths it must find, and near-misses it must leave alone (a legitimate
 // repository, a submodule's pointer, a root `config` with no HEAD, objects or refs).
-import type { FindingKind } from "../../core/workspace/findings.ts";
-import type { WorkspaceTree } from "../worlds/tree.ts";
+import type { FindingKind } from "../../src/core/workspace/findings.ts";
+import type { WorkspaceTree } from "../../src/conformance/worlds/tree.ts";
 
 const SHA = "3f786850e387550fdab836ed7e6dc881de23001b";
 
