@@ -45,8 +45,10 @@ describe("parseCliArgs", () => {
     expect(parseCliArgs(["--bless-goldens", "--only", "a"], "/p")).toMatchObject({
       command: "run",
       blessGoldens: true,
+      both: false,
       only: ["a"],
     });
+    expect(parseCliArgs(["--both"], "/p")).toMatchObject({ command: "run", blessGoldens: false, both: true });
     expect(parseCliArgs(["merge", "--reports", "r"], "/p")).toEqual({ command: "merge", root: "/p", reports: "r" });
     expect(parseCliArgs(["--list"], "/p")).toEqual({ command: "list", root: "/p" });
   });
@@ -57,6 +59,8 @@ describe("parseCliArgs", () => {
     [["--only"]],
     [["--frobnicate"]],
     [["--bless-goldens", "--shard", "0/2"]],
+    [["--both", "--bless-goldens"]],
+    [["--both", "--shard", "0/2"]],
   ])("refuses %j", (argv) => {
     expect(parseCliArgs(argv, "/p")).toHaveProperty("error");
   });

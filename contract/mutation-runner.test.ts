@@ -2,7 +2,8 @@
 // It proves the runner tells a kill from a survivor, a load error, a crash, a timeout, a stale
 // find, a kill by the wrong test and a golden-only kill, and that it leaves the fixture as it was.
 // A second run, with --bless-goldens, proves that mode kills only by assertion and names the
-// mutant a golden alone guarded.
+// mutant a golden alone guarded. A third, with --both, gives both verdicts in one pass: they must
+// be the two separate runs' verdicts.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +18,7 @@ const FIXTURE = join(REPO_ROOT, "contract/fixtures/mutation-project");
 const SCRATCH = join(REPO_ROOT, ".scratch", "mutation-fixture");
 const REPORTS = join(SCRATCH, "reports");
 const BLESSED_REPORTS = join(SCRATCH, "reports-blessed");
+const BOTH_REPORTS = join(SCRATCH, "both");
 
 /** Each fixture mutant, the verdict the table must show, and the report status it maps to. */
 const EXPECTED: [id: string, verdict: string, status: string][] = [
@@ -49,6 +51,7 @@ let run: { status: number | null; stdout: string; stderr: string };
 let report: MutationTestResult;
 let blessed: { status: number | null; stdout: string; stderr: string };
 let blessedReport: MutationTestResult;
+let both: { status: number | null; stdout: string; stderr: string };
 let before: { src: string; goldens: string };
 
 /** The table rows printed on stdout, by mutant id: [file:line, undoes, killed by, verdict, seconds]. */
@@ -101,7 +104,16 @@ beforeAll(() => {
     EXPECTED_BLESSED.map(([id]) => id).join(","),
   );
   blessedReport = JSON.parse(readFileSync(join(BLESSED_REPORTS, "mutation.json"), "utf8")) as MutationTestResult;
-}, 110_000);
+  both = mutants("--reports", BOTH_REPORTS, "--both", "--only", EXPECTED_BLESSED.map(([id]) => id).join(","));
+}, 150_000);
+
+/** A report's status per mutant id. */
+const statuses = (r: MutationTestResult): Map<string, string> =>
+  new Map(r.files["src/guard.ts"]!.mutants.map((m) => [m.id, m.status]));
+const readReport = (dir: string) => JSON.parse(readFileSync(join(dir, "mutation.json"), "utf8")) as MutationTestResult;
+/** A table's rows without the seconds column, which differs from run to run. */
+const stable = (rows: Map<string, string[]>, ids: readonly string[]) =>
+  ids.map((id) => [id, ...(rows.get(id)?.slice(0, 4) ?? ["(no row)"])]);
 
 describe.skipIf(insideMutationRun)("the mutation runner on its fixture project", () => {
   it("gives each fixture mutant its verdict in the table and the report", () => {
@@ -213,6 +225,28 @@ describe.skipIf(insideMutationRun)("the mutation runner on its fixture project",
         "RUN FAILED",
       );
       expect(blessed.stdout).toMatch(/^[\d.]+s after: the suite is green again$/m);
+    });
+
+    it("--both: one pass gives each mutant the verdicts of the two separate runs, in the table and in both reports", () => {
+      const ids = EXPECTED_BLESSED.map(([id]) => id);
+      const [ordinaryPart, blessedPart] = both.stdout.split("== the same mutants with goldens blessed away");
+      expect(
+        blessedPart,
+        `the bless-mode table follows the ordinary one\n${both.stdout}\n${both.stderr}`,
+      ).toBeDefined();
+      expect(stable(tableRows(ordinaryPart!), ids)).toEqual(stable(tableRows(run.stdout), ids));
+      expect(stable(tableRows(blessedPart!), ids)).toEqual(stable(tableRows(blessed.stdout), ids));
+      const ordinary = statuses(report);
+      const blessedAway = statuses(blessedReport);
+      expect([...statuses(readReport(BOTH_REPORTS))].sort()).toEqual(ids.map((id) => [id, ordinary.get(id)]).sort());
+      expect([...statuses(readReport(`${BOTH_REPORTS}-blessed`))].sort()).toEqual(
+        ids.map((id) => [id, blessedAway.get(id)]).sort(),
+      );
+      expect(both.status, "either mode's failures fail the run").toBe(1);
+      expect(both.stdout).toMatch(
+        /^\[ ?\d\/8\] fixture-golden: killed \(golden only: weaker\) by .*; goldens blessed away: golden only: not killed \(/m,
+      );
+      expect(both.stdout).not.toContain("RUN FAILED");
     });
 
     it("wrote the blessed goldens into the tree copies only: the fixture's goldens are as they were", () => {

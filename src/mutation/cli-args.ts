@@ -18,13 +18,15 @@ export type CliArgs =
       timeoutFloorMs: number;
       /** Golden mismatches written into the tree copies, not failed: only an assertion can kill. */
       blessGoldens: boolean;
+      /** Both verdicts in one pass: the ordinary one, and the one with goldens blessed away. */
+      both: boolean;
       /** Run the suite before and after even when a green `npm test` of this tree is on record. */
       rerunSuite: boolean;
     };
 
 export const USAGE = `usage: npm run mutants -- [--only id,...] [--shard k/n] [--list] [--workers n] [--pool threads|forks]
                           [--sentinel id] [--root dir] [--reports dir] [--scratch dir] [--timeout-floor ms]
-                          [--bless-goldens] [--rerun-suite]
+                          [--both | --bless-goldens] [--rerun-suite]
        npm run mutants -- merge [--reports dir]`;
 
 const VALUE_FLAGS = new Set([
@@ -44,12 +46,14 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   let list = false;
   let merge = false;
   let bless = false;
+  let both = false;
   let rerun = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "merge" && i === 0) merge = true;
     else if (a === "--list") list = true;
     else if (a === "--bless-goldens") bless = true;
+    else if (a === "--both") both = true;
     else if (a === "--rerun-suite") rerun = true;
     else if (VALUE_FLAGS.has(a)) {
       const v = argv[++i];
@@ -60,10 +64,12 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   const root = values.get("--root") ?? cwd;
   if (list) return { command: "list", root };
   if (merge) return { command: "merge", root, reports: values.get("--reports") };
+  if (both && bless) return { error: "--both with --bless-goldens: --both already gives the bless-mode verdicts" };
   let shard: Shard | undefined;
   const shardText = values.get("--shard");
   if (shardText !== undefined) {
     if (bless) return { error: "--bless-goldens with --shard: a merge scores ordinary runs only" };
+    if (both) return { error: "--both with --shard: a merge scores ordinary runs only" };
     const s = parseShard(shardText);
     if ("error" in s) return s;
     shard = s;
@@ -100,6 +106,7 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
     scratch: values.get("--scratch"),
     timeoutFloorMs,
     blessGoldens: bless,
+    both,
     rerunSuite: rerun,
   };
 }

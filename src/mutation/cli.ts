@@ -2,7 +2,8 @@
 // Exit 0 only when every mutant run was killed by an expected test's assertion and the run's own
 // checks held; otherwise 1 with the reason per mutant; 2 for a bad command line. --bless-goldens
 // runs the same with golden mismatches written into the tree copies: a mutant only a golden
-// noticed is "golden only" there, and fails the mode.
+// noticed is "golden only" there, and fails the mode. --both gives each mutant both verdicts in one
+// pass, with both reports, and exits 1 when either mode would.
 import { availableParallelism } from "node:os";
 import { existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -44,6 +45,11 @@ export async function main(argv: readonly string[], cwd: string, out: Out = cons
   return args.command === "merge"
     ? mergeShards(root, catalog, reports, out)
     : runCatalog(root, catalog, reports, args, out);
+}
+
+/** Where a both-verdicts run puts its bless-mode reports: beside the ordinary ones. */
+export function blessedReportsOf(reports: string): string {
+  return `${reports}-blessed`;
 }
 
 function listCatalog(catalog: LoadedCatalog, out: Out): number {
@@ -95,7 +101,17 @@ async function runCatalog(
   writeDiffs(join(reports, "diffs"), catalog, plan.selected, !args.shard);
   if (args.shard) writeShardReport(reports, catalog, args.shard, plan.selected, result);
   else if (result.records.length > 0) writeFullReport(reports, root, result.records, catalog.sources, result.tests);
-  const code = conclude(result.records, result.fatal, out);
+  let code = conclude(result.records, result.fatal, out);
+  if (result.blessedRecords) {
+    const blessedReports = blessedReportsOf(reports);
+    mkdirSync(blessedReports, { recursive: true });
+    if (result.blessedRecords.length > 0)
+      writeFullReport(blessedReports, root, result.blessedRecords, catalog.sources, result.tests);
+    out("");
+    out("== the same mutants with goldens blessed away (only an assertion kills)");
+    code = Math.max(code, conclude(result.blessedRecords, result.fatal, out));
+    out(`bless-mode reports in ${blessedReports}`);
+  }
   out(describeTiming(started, result.overheadMs, reports));
   return code;
 }
@@ -118,7 +134,7 @@ async function runWithPoolFallback(
   const run = (pool: "threads" | "forks") => {
     const shard = args.shard ? ` (shard ${args.shard.k}/${args.shard.n})` : "";
     out(
-      `mutants: ${selected.length} of ${catalog.mutants.length}${shard}${args.only ? " (--only)" : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}${args.blessGoldens ? ", goldens blessed away (only an assertion kills)" : ""}`,
+      `mutants: ${selected.length} of ${catalog.mutants.length}${shard}${args.only ? " (--only)" : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}${args.blessGoldens ? ", goldens blessed away (only an assertion kills)" : ""}${args.both ? ", both verdicts (ordinary, and with goldens blessed away)" : ""}`,
     );
     const scratch = resolve(root, args.scratch ?? ".scratch/mut");
     const provenReports = args.rerunSuite ? [] : PROVEN_REPORTS;
@@ -132,6 +148,7 @@ async function runWithPoolFallback(
       timeoutFloorMs: args.timeoutFloorMs,
       serialProjects: SERIAL_PROJECTS,
       blessGoldens: args.blessGoldens,
+      bothVerdicts: args.both,
       provenReports,
       log: out,
     });

@@ -108,7 +108,12 @@ async function run(msg: Extract<ToHost, { type: "run" }>): Promise<void> {
   try {
     for (const f of msg.changed) vitest.invalidateFile(resolve(args.root, f));
     const start = performance.now();
-    const result = await vitest.runTestSpecifications(msg.specs.map(toSpecification));
+    // A host started ordinary writes goldens for this one run only, then is ordinary again.
+    const updating = msg.update === true && args.update !== true;
+    if (updating) vitest.enableSnapshotUpdate();
+    const result = await vitest
+      .runTestSpecifications(msg.specs.map(toSpecification))
+      .finally(() => updating && vitest.resetSnapshotUpdate());
     send({
       type: "result",
       id: msg.id,

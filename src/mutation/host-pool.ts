@@ -19,7 +19,8 @@ export type Host = {
   projects: ProjectInfo[];
   /** Files restored since the host's last run: the next run invalidates them. */
   dirty: Set<string>;
-  run(specs: SpecRequest[], changed: string[], budgetMs: number): Promise<RunReply>;
+  /** One run; `update` writes golden mismatches into the tree for this run only. */
+  run(specs: SpecRequest[], changed: string[], budgetMs: number, update?: boolean): Promise<RunReply>;
   close(): Promise<void>;
   kill(): void;
 };
@@ -82,7 +83,7 @@ export async function startHost(index: number, tree: string, args: HostArgs, log
     tree,
     projects,
     dirty: new Set(),
-    run(specs, changed, budgetMs) {
+    run(specs, changed, budgetMs, update) {
       if (exited) return Promise.resolve({ kind: "died", message: exited });
       const id = nextId++;
       return new Promise<RunReply>((resolve) => {
@@ -96,7 +97,7 @@ export async function startHost(index: number, tree: string, args: HostArgs, log
           waiting.delete(id);
           resolve(r);
         });
-        child.send({ type: "run", id, specs, changed });
+        child.send({ type: "run", id, specs, changed, ...(update ? { update } : {}) });
       });
     },
     async close() {

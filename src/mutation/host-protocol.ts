@@ -7,7 +7,10 @@ export type SpecRequest = { file: string; names?: string[] };
 
 export type ProjectInfo = { name: string; files: string[] };
 
-export type ToHost = { type: "run"; id: number; specs: SpecRequest[]; changed: string[] } | { type: "close" };
+/** A run; `update` writes golden mismatches into the tree for this run only (one pass, both verdicts). */
+export type ToHost =
+  | { type: "run"; id: number; specs: SpecRequest[]; changed: string[]; update?: boolean }
+  | { type: "close" };
 
 export type FromHost =
   | { type: "ready"; projects: ProjectInfo[] }

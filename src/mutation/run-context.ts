@@ -37,6 +37,12 @@ export type RunOptions = {
    * run; a mutant whose runs rewrote a golden and that no assertion killed is golden-only.
    */
   blessGoldens: boolean;
+  /**
+   * Both verdicts in one pass: the hosts run ordinary, and a mutant's test files where a golden
+   * mismatched run again with goldens written (bless mode's run of them), so each mutant gets its
+   * ordinary verdict and its verdict with goldens blessed away.
+   */
+  bothVerdicts?: boolean;
   log: (line: string) => void;
 };
 
@@ -70,6 +76,7 @@ export class RunContext {
   /** Short on purpose: a socket path under a tree copy has at most 107 bytes. */
   readonly runDir: string;
   readonly bless: boolean;
+  readonly both: boolean;
   private readonly goldenFiles: ReadonlyMap<string, Buffer>;
   private readonly configFile: string | undefined;
   private readonly lock = makeLock();
@@ -86,6 +93,7 @@ export class RunContext {
     this.catalog = catalog;
     this.opts = opts;
     this.bless = opts.blessGoldens;
+    this.both = opts.bothVerdicts === true && !opts.blessGoldens;
     this.rootGoldens = hashDir(join(opts.root, "goldens"));
     this.goldenFiles = readFiles(join(opts.root, "goldens"));
     this.rootSources = new Map([...catalog.sources].map(([f]) => [f, readFileSync(join(opts.root, f))]));
@@ -151,25 +159,29 @@ export class RunContext {
     return this.opts.timeoutFloorMs + 4 * files.reduce((s, f) => s + (this.durations.get(f) ?? 0), 0);
   }
 
-  /** Puts a tree's goldens back to the checkout's; the ones that differed (bless mode only). */
-  restoreGoldens(h: Host): string[] {
-    return this.bless ? restoreFiles(join(h.tree, "goldens"), this.goldenFiles, "goldens") : [];
+  /** Puts a tree's goldens back to the checkout's; the ones that differed (after a run that wrote goldens). */
+  restoreGoldens(h: Host, updated = this.bless): string[] {
+    return updated ? restoreFiles(join(h.tree, "goldens"), this.goldenFiles, "goldens") : [];
   }
 
-  /** One run on a host; in bless mode also the goldens it rewrote, already restored. */
+  /**
+   * One run on a host; in bless mode, or with `update` for this run, also the goldens it rewrote,
+   * already restored.
+   */
   async runBlessing(
     h: Host,
     specs: SpecRequest[],
     changed: string[],
     limitMs?: number,
+    update = false,
   ): Promise<{ reply: RunReply; blessed: string[] }> {
     const files = specs.map((s) => s.file);
     const release = files.some((f) => this.serial.has(findProject(h, f) ?? "")) ? await this.lock() : () => {};
     try {
       const all = [...new Set([...h.dirty, ...changed])];
       h.dirty.clear();
-      const reply = await h.run(specs, all, limitMs ?? this.budget(files));
-      return { reply, blessed: this.restoreGoldens(h) };
+      const reply = await h.run(specs, all, limitMs ?? this.budget(files), update);
+      return { reply, blessed: this.restoreGoldens(h, this.bless || update) };
     } finally {
       release();
     }

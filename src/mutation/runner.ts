@@ -13,6 +13,8 @@ import { proveSentinel, startWarmups } from "./sentinel.ts";
 
 export type RunResult = {
   records: MutantRecord[];
+  /** A both-verdicts run's records with goldens blessed away, in the same order. */
+  blessedRecords?: MutantRecord[];
   /** Problems that make the whole run untrustworthy, whatever the verdicts. */
   fatal: string[];
   /** Every test in the tiers run, by test file, from the baseline. */
@@ -53,6 +55,8 @@ async function runPhases(ctx: RunContext, result: RunResult): Promise<void> {
   }
   result.tests = before.baseline.tests;
   if (!(await proveSentinel(ctx, warmups))) return;
-  result.records = await runQueue(ctx, result.overheadMs);
+  const queued = await runQueue(ctx, result.overheadMs);
+  result.records = queued.records;
+  if (queued.blessedRecords) result.blessedRecords = queued.blessedRecords;
   await checkAfter(ctx, before.baseline);
 }
