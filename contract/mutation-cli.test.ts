@@ -49,6 +49,10 @@ describe("parseCliArgs", () => {
       only: ["a"],
     });
     expect(parseCliArgs(["--both"], "/p")).toMatchObject({ command: "run", blessGoldens: false, both: true });
+    expect(parseCliArgs(["--since", "origin/main", "--both"], "/p")).toMatchObject({
+      since: "origin/main",
+      both: true,
+    });
     expect(parseCliArgs(["merge", "--reports", "r"], "/p")).toEqual({ command: "merge", root: "/p", reports: "r" });
     expect(parseCliArgs(["--list"], "/p")).toEqual({ command: "list", root: "/p" });
   });
@@ -61,6 +65,9 @@ describe("parseCliArgs", () => {
     [["--bless-goldens", "--shard", "0/2"]],
     [["--both", "--bless-goldens"]],
     [["--both", "--shard", "0/2"]],
+    [["--since", "main", "--only", "a"]],
+    [["--since", "main", "--shard", "0/2"]],
+    [["--since"]],
   ])("refuses %j", (argv) => {
     expect(parseCliArgs(argv, "/p")).toHaveProperty("error");
   });

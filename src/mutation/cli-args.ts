@@ -8,6 +8,8 @@ export type CliArgs =
       command: "run";
       root: string;
       only: string[] | undefined;
+      /** A pull request's own mutants: those whose file, entry or killer test changed since this ref. */
+      since: string | undefined;
       shard: Shard | undefined;
       workers: number | undefined;
       /** Unset: threads, falling back to forks when the suite is not green under threads. */
@@ -24,13 +26,14 @@ export type CliArgs =
       rerunSuite: boolean;
     };
 
-export const USAGE = `usage: npm run mutants -- [--only id,...] [--shard k/n] [--list] [--workers n] [--pool threads|forks]
+export const USAGE = `usage: npm run mutants -- [--only id,... | --since ref] [--shard k/n] [--list] [--workers n] [--pool threads|forks]
                           [--sentinel id] [--root dir] [--reports dir] [--scratch dir] [--timeout-floor ms]
                           [--both | --bless-goldens] [--rerun-suite]
        npm run mutants -- merge [--reports dir]`;
 
 const VALUE_FLAGS = new Set([
   "--only",
+  "--since",
   "--shard",
   "--workers",
   "--pool",
@@ -94,10 +97,15 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
           .map((s) => s.trim())
           .filter(Boolean);
   if (only !== undefined && only.length === 0) return { error: "--only needs at least one mutant id" };
+  const since = values.get("--since");
+  if (since !== undefined && only !== undefined) return { error: "--since with --only: choose one selection" };
+  if (since !== undefined && shard !== undefined)
+    return { error: "--since with --shard: a pull request's mutants run whole" };
   return {
     command: "run",
     root,
     only,
+    since,
     shard,
     workers,
     pool,

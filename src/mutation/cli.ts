@@ -14,6 +14,7 @@ import { planRun } from "./plan.ts";
 import { conclude, describeTiming, writeDiffs, writeFullReport, writeShardReport } from "./reporters.ts";
 import { runMutation, type RunResult } from "./runner.ts";
 import { mergePartials, type PartialReport } from "./shard.ts";
+import { readChanges, selectSince } from "./since.ts";
 
 /** Projects whose tests start real sandboxes and CLIs: one file at a time across the whole run. */
 const SERIAL_PROJECTS = ["live"];
@@ -90,7 +91,22 @@ async function runCatalog(
   args: RunArgs,
   out: Out,
 ): Promise<number> {
-  const plan = planRun(catalog, args);
+  let only = args.only;
+  if (args.since !== undefined) {
+    const changes = readChanges(root, args.since);
+    if ("error" in changes) {
+      out(changes.error);
+      return 2;
+    }
+    const picked = selectSince(catalog.mutants, changes);
+    for (const p of picked) out(`--since ${args.since}: ${p.mutant.id} (its ${p.why} changed)`);
+    if (picked.length === 0) {
+      out(`--since ${args.since}: no mutant's file, catalog entry or killer test changed; nothing to run`);
+      return 0;
+    }
+    only = picked.map((p) => p.mutant.id);
+  }
+  const plan = planRun(catalog, { ...args, only });
   if (plan.kind === "refuse") {
     out(plan.message);
     return plan.exitCode;
@@ -134,7 +150,7 @@ async function runWithPoolFallback(
   const run = (pool: "threads" | "forks") => {
     const shard = args.shard ? ` (shard ${args.shard.k}/${args.shard.n})` : "";
     out(
-      `mutants: ${selected.length} of ${catalog.mutants.length}${shard}${args.only ? " (--only)" : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}${args.blessGoldens ? ", goldens blessed away (only an assertion kills)" : ""}${args.both ? ", both verdicts (ordinary, and with goldens blessed away)" : ""}`,
+      `mutants: ${selected.length} of ${catalog.mutants.length}${shard}${args.only ? " (--only)" : ""}${args.since !== undefined ? ` (--since ${args.since})` : ""}, ${workers} host(s), ${pool} pool, sentinel ${sentinel.id}${args.blessGoldens ? ", goldens blessed away (only an assertion kills)" : ""}${args.both ? ", both verdicts (ordinary, and with goldens blessed away)" : ""}`,
     );
     const scratch = resolve(root, args.scratch ?? ".scratch/mut");
     const provenReports = args.rerunSuite ? [] : PROVEN_REPORTS;
