@@ -2,6 +2,7 @@
 // comment, JSON for scripts. Weakens first, then unknown, strengthens, neutral.
 import { VERDICT_ORDER, type Finding, type ReviewVerdict } from "./model.ts";
 import type { Report } from "./classify.ts";
+import type { CheckedFinding } from "./approvals.ts";
 
 /** Marks the pull-request comment the workflow updates in place. */
 export const COMMENT_MARKER = "<!-- mosaic-harness golden review -->";
@@ -93,8 +94,37 @@ export function renderMarkdown(r: Report, base?: string): string {
   return out.join("\n") + "\n";
 }
 
-export function renderJson(r: Report, base?: string): string {
+export function renderJson(r: Report, base?: string, checked: readonly CheckedFinding[] = []): string {
+  const approvals = checked.map((c) => ({ file: c.finding.file, case: c.finding.case, state: c.state }));
   return (
-    JSON.stringify({ base: base ?? null, goldens: r.goldens, counts: r.counts, findings: r.findings }, null, 2) + "\n"
+    JSON.stringify(
+      { base: base ?? null, goldens: r.goldens, counts: r.counts, findings: r.findings, approvals },
+      null,
+      2,
+    ) + "\n"
   );
+}
+
+const APPROVAL_HEADINGS = {
+  unapproved: "unapproved: approve each with npm run goldens:review -- --approve <golden>#<case> --why ...",
+  stale: "stale: approved once, changed since; approve the change as it is now",
+  approved: "approved",
+} as const;
+
+/** The changes that need an approval, apart by state: unapproved and stale first. */
+export function renderApprovals(checked: readonly CheckedFinding[], format: "text" | "markdown"): string {
+  if (checked.length === 0) return "";
+  const n = (s: CheckedFinding["state"]) => checked.filter((c) => c.state === s).length;
+  const out = [
+    "",
+    `${format === "markdown" ? "### " : ""}approvals: ${n("approved")} approved · ${n("unapproved")} unapproved · ${n("stale")} stale`,
+  ];
+  for (const state of ["unapproved", "stale", "approved"] as const) {
+    const fs = checked.filter((c) => c.state === state);
+    if (fs.length === 0) continue;
+    out.push("", `${format === "markdown" ? "#### " : "## "}${APPROVAL_HEADINGS[state]} (${fs.length})`, "");
+    for (const c of fs)
+      out.push(`${format === "markdown" ? "- " : ""}${c.finding.file} · ${c.finding.case} · ${ruleOf(c.finding)}`);
+  }
+  return out.join("\n") + "\n";
 }
