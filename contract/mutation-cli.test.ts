@@ -49,6 +49,7 @@ describe("parseCliArgs", () => {
       only: ["a"],
     });
     expect(parseCliArgs(["--both"], "/p")).toMatchObject({ command: "run", blessGoldens: false, both: true });
+    expect(parseCliArgs(["--both", "--shard", "1/4"], "/p")).toMatchObject({ both: true, shard: { k: 1, n: 4 } });
     expect(parseCliArgs(["--since", "origin/main", "--both"], "/p")).toMatchObject({
       since: "origin/main",
       both: true,
@@ -64,7 +65,6 @@ describe("parseCliArgs", () => {
     [["--frobnicate"]],
     [["--bless-goldens", "--shard", "0/2"]],
     [["--both", "--bless-goldens"]],
-    [["--both", "--shard", "0/2"]],
     [["--since", "main", "--only", "a"]],
     [["--since", "main", "--shard", "0/2"]],
     [["--since"]],

@@ -157,6 +157,15 @@ describe("sharding", () => {
     expect(other.ok ? [] : other.problems.join("\n")).toContain("ran on another catalog");
     expect(mergePartials([], ["k"], "h").ok).toBe(false);
   });
+  it("merges --both shards' bless-mode records too, and refuses a set where only some shards ran with --both", () => {
+    const both = (k: number, records: MutantRecord[]) => ({ ...partial(k, 2, records), blessedRecords: records });
+    const merged = mergePartials([both(1, [SURVIVED]), both(0, [KILLED])], ["k", "s"], "h");
+    expect(merged.ok && merged.blessedRecords?.map((r) => r.mutant.id)).toEqual(["k", "s"]);
+    const plain = mergePartials([partial(1, 2, [SURVIVED]), partial(0, 2, [KILLED])], ["k", "s"], "h");
+    expect(plain.ok && plain.blessedRecords, "ordinary shards merge to ordinary records only").toBeUndefined();
+    const mixed = mergePartials([both(0, [KILLED]), partial(1, 2, [SURVIVED])], ["k", "s"], "h");
+    expect(mixed.ok ? [] : mixed.problems).toEqual(["1 of 2 shards ran with --both: run every shard the same way"]);
+  });
 });
 
 describe("findSchemaProblems (the schema check the fixture report is held to)", () => {

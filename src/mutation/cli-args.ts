@@ -72,7 +72,6 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   const shardText = values.get("--shard");
   if (shardText !== undefined) {
     if (bless) return { error: "--bless-goldens with --shard: a merge scores ordinary runs only" };
-    if (both) return { error: "--both with --shard: a merge scores ordinary runs only" };
     const s = parseShard(shardText);
     if ("error" in s) return s;
     shard = s;

@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import { existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Mutant } from "./catalog.ts";
+import type { MutantRecord } from "./report.ts";
 import { USAGE, parseCliArgs, type CliArgs } from "./cli-args.ts";
 import { loadCatalog, locateMutantLine, type LoadedCatalog } from "./load.ts";
 import { planRun } from "./plan.ts";
@@ -79,9 +80,33 @@ function mergeShards(root: string, catalog: LoadedCatalog, reports: string, out:
     for (const p of merged.problems) out(`MERGE REFUSED: ${p}`);
     return 1;
   }
-  writeFullReport(reports, root, merged.records, catalog.sources, new Map(partials.flatMap((p) => p.tests)));
+  const tests = new Map(partials.flatMap((p) => p.tests));
+  writeFullReport(reports, root, merged.records, catalog.sources, tests);
   out(`merged ${partials.length} shard(s) into ${join(reports, "mutation.json")}`);
-  return conclude(merged.records, [], out);
+  const code = conclude(merged.records, [], out);
+  return merged.blessedRecords
+    ? Math.max(code, concludeBlessed(reports, root, catalog, merged.blessedRecords, tests, [], out))
+    : code;
+}
+
+/** A both-verdicts run's bless-mode reports beside the ordinary ones, its table and its exit code. */
+function concludeBlessed(
+  reports: string,
+  root: string,
+  catalog: LoadedCatalog,
+  records: MutantRecord[],
+  tests: ReadonlyMap<string, string[]>,
+  fatal: readonly string[],
+  out: Out,
+): number {
+  const blessedReports = blessedReportsOf(reports);
+  mkdirSync(blessedReports, { recursive: true });
+  if (records.length > 0) writeFullReport(blessedReports, root, records, catalog.sources, tests);
+  out("");
+  out("== the same mutants with goldens blessed away (only an assertion kills)");
+  const code = conclude(records, fatal, out);
+  out(`bless-mode reports in ${blessedReports}`);
+  return code;
 }
 
 async function runCatalog(
@@ -118,16 +143,16 @@ async function runCatalog(
   if (args.shard) writeShardReport(reports, catalog, args.shard, plan.selected, result);
   else if (result.records.length > 0) writeFullReport(reports, root, result.records, catalog.sources, result.tests);
   let code = conclude(result.records, result.fatal, out);
-  if (result.blessedRecords) {
-    const blessedReports = blessedReportsOf(reports);
-    mkdirSync(blessedReports, { recursive: true });
-    if (result.blessedRecords.length > 0)
-      writeFullReport(blessedReports, root, result.blessedRecords, catalog.sources, result.tests);
+  if (result.blessedRecords && args.shard) {
+    // A shard's bless-mode records go into its partial report; the merge writes their reports.
     out("");
     out("== the same mutants with goldens blessed away (only an assertion kills)");
     code = Math.max(code, conclude(result.blessedRecords, result.fatal, out));
-    out(`bless-mode reports in ${blessedReports}`);
-  }
+  } else if (result.blessedRecords)
+    code = Math.max(
+      code,
+      concludeBlessed(reports, root, catalog, result.blessedRecords, result.tests, result.fatal, out),
+    );
   out(describeTiming(started, result.overheadMs, reports));
   return code;
 }

@@ -63,6 +63,7 @@ export function writeShardReport(
     shard,
     ids: selected.map((m) => m.id),
     records: result.records,
+    ...(result.blessedRecords ? { blessedRecords: result.blessedRecords } : {}),
     tests: [...result.tests],
     sources: [...catalog.sources],
   };

@@ -26,11 +26,15 @@ export type PartialReport = {
   shard: Shard;
   ids: string[];
   records: MutantRecord[];
+  /** A --both shard's records with goldens blessed away. */
+  blessedRecords?: MutantRecord[];
   tests: [string, string[]][];
   sources: [string, string][];
 };
 
-export type MergeResult = { ok: true; records: MutantRecord[] } | { ok: false; problems: string[] };
+export type MergeResult =
+  | { ok: true; records: MutantRecord[]; blessedRecords?: MutantRecord[] }
+  | { ok: false; problems: string[] };
 
 /**
  * Merges shard reports in catalog order. Refuses when a shard is missing or given twice, the shards
@@ -57,10 +61,20 @@ export function mergePartials(
       problems.push(
         `shard ${p.shard.k}/${p.shard.n} ran on another catalog (${p.catalogHash.slice(0, 12)}, now ${catalogHash.slice(0, 12)})`,
       );
+  const both = partials.filter((p) => p.blessedRecords !== undefined).length;
+  if (both !== 0 && both !== partials.length)
+    problems.push(`${both} of ${partials.length} shards ran with --both: run every shard the same way`);
   const byId = new Map<string, MutantRecord>();
-  for (const p of partials) for (const r of p.records) byId.set(r.mutant.id, r);
-  const missing = catalogIds.filter((id) => !byId.has(id));
+  const blessedById = new Map<string, MutantRecord>();
+  for (const p of partials) {
+    for (const r of p.records) byId.set(r.mutant.id, r);
+    for (const r of p.blessedRecords ?? []) blessedById.set(r.mutant.id, r);
+  }
+  const missing = catalogIds.filter((id) => !byId.has(id) || (both === partials.length && !blessedById.has(id)));
   if (missing.length > 0) problems.push(`no verdict for ${missing.length} mutant(s): ${missing.join(", ")}`);
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, records: catalogIds.map((id) => byId.get(id)!) };
+  const records = catalogIds.map((id) => byId.get(id)!);
+  return both > 0
+    ? { ok: true, records, blessedRecords: catalogIds.map((id) => blessedById.get(id)!) }
+    : { ok: true, records };
 }
