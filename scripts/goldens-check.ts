@@ -1,9 +1,9 @@
-// After a full contract run: every golden on disk was written by a test. Under CI an
-// orphan fails; locally it is reported with the command that removes it.
+// After a full contract run: every golden on disk was written by a test, and its header names that
+// test's file. Under CI an orphan fails; locally it is reported with the command that removes it.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isCi } from "../src/conformance/tiers/ci.ts";
-import { REPO_ROOT, findOrphans, listGoldens } from "../src/conformance/golden/golden.ts";
+import { REPO_ROOT, findOrphans, findUnnamedWriters, listGoldens } from "../src/conformance/golden/golden.ts";
 
 const log = join(REPO_ROOT, ".scratch", "golden-log.txt");
 if (!existsSync(log)) {
@@ -11,7 +11,17 @@ if (!existsSync(log)) {
   process.exit(1);
 }
 const written = new Set(readFileSync(log, "utf8").split("\n").filter(Boolean));
-const orphans = findOrphans(listGoldens(), written);
+const onDisk = listGoldens();
+const unnamed = findUnnamedWriters(new Map(onDisk.map((g) => [g, readFileSync(join(REPO_ROOT, g), "utf8")])), (f) =>
+  existsSync(join(REPO_ROOT, f)),
+);
+if (unnamed.length > 0) {
+  console.error(`goldens-check: ${unnamed.length} golden(s) whose writer cannot be opened:`);
+  for (const u of unnamed) console.error(`  ${u}`);
+  console.error("Regenerate them: npm run goldens:update");
+  process.exit(1);
+}
+const orphans = findOrphans(onDisk, written);
 if (orphans.length === 0) {
   console.log(`goldens-check: ${written.size} goldens written, no orphan`);
   process.exit(0);

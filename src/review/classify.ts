@@ -1,6 +1,7 @@
 // From a golden's two revisions to findings: parse each side by its kind, diff the facts, and let
 // the first matching rule classify each change. Whatever no rule (or no parser) reads is unknown
 // and shown whole: an unread change is never counted as neutral.
+import { readProvenance } from "../conformance/golden/golden.ts";
 import { findKind } from "./kinds.ts";
 import { VERDICT_ORDER, alignSequences, diffFacts, type Change, type Fact, type Finding } from "./model.ts";
 import { bodyLines, readHeader } from "./parse-lines.ts";
@@ -162,6 +163,8 @@ export type Report = {
   /** Goldens that differ between the two revisions. */
   goldens: string[];
   counts: Record<Finding["verdict"], number>;
+  /** Each changed golden's writer as its header names it (`<test file> > <test>`), after the change or, if removed, before. */
+  writtenBy: Record<string, string>;
 };
 
 const rank = (f: Finding) => VERDICT_ORDER.indexOf(f.verdict);
@@ -177,7 +180,12 @@ export function reviewGoldens(pairs: readonly GoldenPair[], rules?: readonly Rul
     .map((x) => x.f);
   const counts = { weakens: 0, unknown: 0, strengthens: 0, neutral: 0 };
   for (const f of findings) counts[f.verdict]++;
-  return { findings, goldens: changed.map((p) => p.path), counts };
+  const writtenBy: Record<string, string> = {};
+  for (const p of changed) {
+    const from = readProvenance(p.after ?? "") ?? readProvenance(p.before ?? "");
+    if (from) writtenBy[p.path] = `${from.file} > ${from.test}`;
+  }
+  return { findings, goldens: changed.map((p) => p.path), counts, writtenBy };
 }
 
 /** 0 when nothing weakens and nothing is unknown; 1 otherwise, so CI can ask a reviewer to approve. */

@@ -38,6 +38,9 @@ const bySection = (r: Report) =>
     ([, fs]) => fs.length > 0,
   );
 
+/** `<golden> ← <test file> > <test>`, for each changed golden whose header names its writer. */
+const writerLines = (r: Report): string[] => Object.entries(r.writtenBy).map(([g, w]) => `${g} ← ${w}`);
+
 export function renderText(r: Report, base?: string): string {
   const out = [summarise(r)];
   if (base) out.push(`base: ${base}`);
@@ -45,6 +48,8 @@ export function renderText(r: Report, base?: string): string {
     out.push("", `## ${v}`);
     for (const f of fs) out.push(...renderFindingLine(f));
   }
+  const writers = writerLines(r);
+  if (writers.length > 0) out.push("", "## the test that wrote each changed golden", ...writers);
   return out.join("\n") + "\n";
 }
 
@@ -91,6 +96,16 @@ export function renderMarkdown(r: Report, base?: string): string {
       out.push("", `<details><summary>${heading.slice(5)}</summary>`, "", ...table, ...texts, "", "</details>");
     else out.push("", heading, "", ...table, ...texts);
   }
+  const writers = writerLines(r);
+  if (writers.length > 0)
+    out.push(
+      "",
+      `<details><summary>the test that wrote each changed golden (${writers.length})</summary>`,
+      "",
+      ...writers.map((w) => `- ${w.replace(/([|*_`<>])/g, "\\$1")}`),
+      "",
+      "</details>",
+    );
   return out.join("\n") + "\n";
 }
 
@@ -98,7 +113,14 @@ export function renderJson(r: Report, base?: string, checked: readonly CheckedFi
   const approvals = checked.map((c) => ({ file: c.finding.file, case: c.finding.case, state: c.state }));
   return (
     JSON.stringify(
-      { base: base ?? null, goldens: r.goldens, counts: r.counts, findings: r.findings, approvals },
+      {
+        base: base ?? null,
+        goldens: r.goldens,
+        counts: r.counts,
+        writtenBy: r.writtenBy,
+        findings: r.findings,
+        approvals,
+      },
       null,
       2,
     ) + "\n"

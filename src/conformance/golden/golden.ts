@@ -17,14 +17,33 @@ export function goldenPath(area: string, name: string, ext: GoldenExt): string {
   return join(GOLDEN_ROOT, area, `${name}.${ext}`);
 }
 
-/** The header line every golden starts with: what it shows and how to regenerate it. */
-export function goldenHeader(what: string, ext: GoldenExt): string {
-  const text = `${what} · regenerate: ${UPDATE_COMMAND}`;
+const FROM = " · from ";
+const REGENERATE = ` · regenerate: ${UPDATE_COMMAND}`;
+
+/**
+ * The header line every golden starts with: what it shows, the test that wrote it (`<file> >
+ * <test>`, so a reviewer can open it from the diff) and how to regenerate it.
+ */
+export function goldenHeader(what: string, ext: GoldenExt, from?: string): string {
+  if (what.includes(FROM) || from?.includes(" · "))
+    throw new Error(`golden header ${JSON.stringify(what)}: " · " separates the header's parts; reword it`);
+  const text = `${what}${from ? `${FROM}${from}` : ""}${REGENERATE}`;
   return ext === "jsonc" ? `// ${text}` : ext === "md" ? `<!-- ${text} -->` : `# ${text}`;
 }
 
-export function withHeader(what: string, ext: GoldenExt, body: string): string {
-  return `${goldenHeader(what, ext)}\n${body.endsWith("\n") ? body : body + "\n"}`;
+export function withHeader(what: string, ext: GoldenExt, body: string, from?: string): string {
+  return `${goldenHeader(what, ext, from)}\n${body.endsWith("\n") ? body : body + "\n"}`;
+}
+
+/** The test a golden's header names as its writer (`<file> > <test>`), or null for a header without one. */
+export function readProvenance(text: string): { file: string; test: string } | null {
+  const first = text.split("\n", 1)[0] ?? "";
+  const at = first.lastIndexOf(FROM);
+  const end = first.lastIndexOf(REGENERATE);
+  if (at === -1 || end < at) return null;
+  const from = first.slice(at + FROM.length, end);
+  const cut = from.indexOf(" > ");
+  return cut === -1 ? null : { file: from.slice(0, cut), test: from.slice(cut + 3) };
 }
 
 /**
@@ -69,4 +88,16 @@ export function listGoldens(root = GOLDEN_ROOT): string[] {
 /** Goldens on disk that no test wrote in a full run. */
 export function findOrphans(onDisk: readonly string[], written: ReadonlySet<string>): string[] {
   return onDisk.filter((p) => !written.has(p));
+}
+
+/**
+ * Goldens whose header names no writer, or a test file that is not there: a reviewer could not
+ * open the test behind the diff. `texts` maps each golden (from the repository) to its text.
+ */
+export function findUnnamedWriters(texts: ReadonlyMap<string, string>, exists: (file: string) => boolean): string[] {
+  return [...texts].flatMap(([path, text]) => {
+    const from = readProvenance(text);
+    if (from === null) return [`${path}: its header names no test that wrote it`];
+    return exists(from.file) ? [] : [`${path}: its header names ${from.file}, which is not in the repository`];
+  });
 }
