@@ -5,7 +5,7 @@
 // mutant a golden alone guarded. A third, with --both, gives both verdicts in one pass: they must
 // be the two separate runs' verdicts.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { MutationTestResult } from "mutation-testing-report-schema/api";
@@ -88,6 +88,8 @@ beforeAll(() => {
         "3000",
         "--workers",
         "2",
+        // These runs prove verdicts, not reuse: the cache has its own runs below.
+        "--no-cache",
         ...args,
       ],
       { encoding: "utf8", timeout: 60_000 },
@@ -254,5 +256,58 @@ describe.skipIf(insideMutationRun)("the mutation runner on its fixture project",
       expect(readFileSync(join(FIXTURE, "goldens/rules.txt"), "utf8")).toBe("no ..\ninside the root only\n");
       expect(readdirSync(join(SCRATCH, "trees")), "tree copies left behind").toEqual([]);
     });
+  });
+});
+
+// The verdict cache end to end, on a copy of the fixture: a kill is kept, reused with nothing run,
+// and run again once one byte of its killer's test file changes. A survivor is never kept.
+describe.skipIf(insideMutationRun)("the verdict cache on a copy of the fixture project", () => {
+  const project = join(SCRATCH, "cached-project");
+  const cacheFile = join(SCRATCH, "cache.json");
+  const runs: { status: number | null; stdout: string }[] = [];
+  beforeAll(() => {
+    rmSync(project, { recursive: true, force: true });
+    cpSync(FIXTURE, project, { recursive: true });
+    const mutants = (only: string) => {
+      const r = spawnSync(
+        process.execPath,
+        [
+          join(REPO_ROOT, "scripts/mutants.ts"),
+          ...["--root", project, "--scratch", join(SCRATCH, "cache-trees"), "--reports", join(SCRATCH, "cache-r")],
+          ...["--timeout-floor", "3000", "--workers", "1", "--cache", cacheFile, "--only", only],
+        ],
+        { encoding: "utf8", timeout: 60_000 },
+      );
+      return { status: r.status, stdout: `${r.stdout}\n${r.stderr}` };
+    };
+    runs.push(mutants("fixture-dotdot,fixture-length"));
+    runs.push(mutants("fixture-dotdot,fixture-length"));
+    appendFileSync(join(project, "tests/guard.spec.ts"), "// one byte more\n");
+    runs.push(mutants("fixture-dotdot"));
+  }, 150_000);
+
+  it("the first run runs both, keeps the kill and not the survivor", () => {
+    const [first] = runs;
+    expect(first!.stdout, first!.stdout).toContain("cache: 0 of 2 verdict(s) reused");
+    expect(first!.status).toBe(1);
+    expect(Object.keys(JSON.parse(readFileSync(cacheFile, "utf8")).entries)).toEqual(["fixture-dotdot"]);
+  });
+
+  it("the second reuses the kill, says so in the table, and runs the survivor again", () => {
+    const second = runs[1]!;
+    expect(second.stdout, second.stdout).toContain("cache: 1 of 2 verdict(s) reused");
+    expect(tableRows(second.stdout).get("fixture-dotdot")?.[3]).toMatch(/^killed \(cached from [0-9a-f]{12}\)$/);
+    expect(tableRows(second.stdout).get("fixture-length")?.[3]).toBe("survived");
+    expect(second.stdout).toMatch(/fixture-length: no verdict stored/);
+    expect(second.status, "the survivor still fails the run").toBe(1);
+  });
+
+  it("one byte more in the killer's test file runs the mutant again, naming the file", () => {
+    const third = runs[2]!;
+    expect(third.stdout, third.stdout).toContain("cache: 0 of 1 verdict(s) reused");
+    expect(third.stdout).toContain("fixture-dotdot: killer test file tests/guard.spec.ts changed");
+    expect(third.stdout).toContain("test host(s) ready");
+    expect(tableRows(third.stdout).get("fixture-dotdot")?.[3]).toBe("killed");
+    expect(third.status).toBe(0);
   });
 });

@@ -45,6 +45,11 @@ describe("--since selects a mutant when", () => {
   it("its catalog entry is new or changed", () => {
     expect(ids({ ...none, entries: new Set(["in-a"]) })).toEqual(["in-a: catalog entry"]);
   });
+
+  it("the verdict cache cannot answer it, though nothing of it changed", () => {
+    const picked = selectSince(CATALOG, { ...none, files: new Set(["src/a.ts"]) }, new Set(["in-a", "in-c"]));
+    expect(picked.map((s) => `${s.mutant.id}: ${s.why}`)).toEqual(["in-a: mutated file", "in-c: cache miss"]);
+  });
 });
 
 describe("--since reads the changes from git", () => {

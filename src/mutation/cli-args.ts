@@ -24,11 +24,15 @@ export type CliArgs =
       both: boolean;
       /** Run the suite before and after even when a green `npm test` of this tree is on record. */
       rerunSuite: boolean;
+      /** No cache at all: every mutant runs, and no verdict is kept. */
+      noCache: boolean;
+      /** The cache file, from the root; reports/mutant-cache.json unless given. */
+      cache: string | undefined;
     };
 
 export const USAGE = `usage: npm run mutants -- [--only id,... | --since ref] [--shard k/n] [--list] [--workers n] [--pool threads|forks]
                           [--sentinel id] [--root dir] [--reports dir] [--scratch dir] [--timeout-floor ms]
-                          [--both | --bless-goldens] [--rerun-suite]
+                          [--both | --bless-goldens] [--rerun-suite] [--no-cache | --cache file]
        npm run mutants -- merge [--reports dir]`;
 
 const VALUE_FLAGS = new Set([
@@ -42,6 +46,7 @@ const VALUE_FLAGS = new Set([
   "--reports",
   "--scratch",
   "--timeout-floor",
+  "--cache",
 ]);
 
 export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { error: string } {
@@ -51,6 +56,7 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   let bless = false;
   let both = false;
   let rerun = false;
+  let noCache = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "merge" && i === 0) merge = true;
@@ -58,6 +64,7 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
     else if (a === "--bless-goldens") bless = true;
     else if (a === "--both") both = true;
     else if (a === "--rerun-suite") rerun = true;
+    else if (a === "--no-cache") noCache = true;
     else if (VALUE_FLAGS.has(a)) {
       const v = argv[++i];
       if (v === undefined) return { error: `${a} needs a value` };
@@ -98,6 +105,7 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
   if (only !== undefined && only.length === 0) return { error: "--only needs at least one mutant id" };
   const since = values.get("--since");
   if (since !== undefined && only !== undefined) return { error: "--since with --only: choose one selection" };
+  if (noCache && values.has("--cache")) return { error: "--no-cache with --cache: choose one" };
   if (since !== undefined && shard !== undefined)
     return { error: "--since with --shard: a pull request's mutants run whole" };
   return {
@@ -115,5 +123,7 @@ export function parseCliArgs(argv: readonly string[], cwd: string): CliArgs | { 
     blessGoldens: bless,
     both,
     rerunSuite: rerun,
+    noCache,
+    cache: values.get("--cache"),
   };
 }

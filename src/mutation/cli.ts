@@ -15,7 +15,9 @@ import { planRun } from "./plan.ts";
 import { conclude, describeTiming, writeDiffs, writeFullReport, writeShardReport } from "./reporters.ts";
 import { runMutation, type RunResult } from "./runner.ts";
 import { mergePartials, type PartialReport } from "./shard.ts";
-import { readChanges, selectSince } from "./since.ts";
+import { readChanges, selectSince, type Changes } from "./since.ts";
+import { CACHE_FILE, emptyCache, readCache, writeCache, type CacheMode } from "./cache.ts";
+import { readKeyFacts, rememberVerdicts, splitByCache, type CacheSplit } from "./cache-run.ts";
 
 /** Projects whose tests start real sandboxes and CLIs: one file at a time across the whole run. */
 const SERIAL_PROJECTS = ["live"];
@@ -116,20 +118,21 @@ async function runCatalog(
   args: RunArgs,
   out: Out,
 ): Promise<number> {
+  const mode: CacheMode = args.both ? "both" : args.blessGoldens ? "blessed" : "ordinary";
+  // A shard is one part of a nightly run that uses no cache; its merge scores runs, not reuses.
+  const cachePath = args.shard || args.noCache ? undefined : resolve(root, args.cache ?? CACHE_FILE);
+  const cache = cachePath ? readCache(cachePath, out) : emptyCache();
+  const changes = args.since === undefined ? undefined : readChanges(root, args.since);
+  if (changes && "error" in changes) {
+    out(changes.error);
+    return 2;
+  }
+  const split = cachePath ? splitByCache(root, catalog, catalog.mutants, cache, mode, readKeyFacts()) : undefined;
   let only = args.only;
-  if (args.since !== undefined) {
-    const changes = readChanges(root, args.since);
-    if ("error" in changes) {
-      out(changes.error);
-      return 2;
-    }
-    const picked = selectSince(catalog.mutants, changes);
-    for (const p of picked) out(`--since ${args.since}: ${p.mutant.id} (its ${p.why} changed)`);
-    if (picked.length === 0) {
-      out(`--since ${args.since}: no mutant's file, catalog entry or killer test changed; nothing to run`);
-      return 0;
-    }
-    only = picked.map((p) => p.mutant.id);
+  if (changes) {
+    const picked = pickSince(catalog, args.since!, changes, split, out);
+    if (picked.length === 0) return 0;
+    only = picked;
   }
   const plan = planRun(catalog, { ...args, only });
   if (plan.kind === "refuse") {
@@ -137,7 +140,17 @@ async function runCatalog(
     return plan.exitCode;
   }
   const started = performance.now();
-  const result = await runWithPoolFallback(root, catalog, plan.selected, plan.sentinel, args, out);
+  const hits = split?.hits ?? new Map();
+  const toRun = plan.selected.filter((m) => !hits.has(m.id));
+  if (split) describeCache(plan.selected.length, toRun, split, cachePath!, out);
+  const ran =
+    toRun.length > 0 ? await runWithPoolFallback(root, catalog, toRun, plan.sentinel, args, out) : NOTHING_RAN;
+  if (cachePath && split) {
+    const kept = rememberVerdicts(cache, split.keys, ran, mode);
+    writeCache(cachePath, cache);
+    out(`cache: ${kept} fresh kill(s) kept in ${cachePath}`);
+  }
+  const result = withHits(plan.selected, ran, hits, mode);
   mkdirSync(reports, { recursive: true });
   writeDiffs(join(reports, "diffs"), catalog, plan.selected, !args.shard);
   if (args.shard) writeShardReport(reports, catalog, args.shard, plan.selected, result);
@@ -155,6 +168,63 @@ async function runCatalog(
     );
   out(describeTiming(started, result.overheadMs, reports));
   return code;
+}
+
+const NOTHING_RAN: RunResult = { records: [], fatal: [], tests: new Map(), overheadMs: [], redBefore: false };
+
+/**
+ * A pull request's own mutants: those the change touches, and with the cache read, every one it
+ * cannot answer, in catalog order.
+ */
+function pickSince(
+  catalog: LoadedCatalog,
+  since: string,
+  changes: Changes,
+  split: CacheSplit | undefined,
+  out: Out,
+): string[] {
+  const picked = selectSince(catalog.mutants, changes, new Set(split?.misses.keys()));
+  const touched = picked.filter((p) => p.why !== "cache miss");
+  for (const p of touched) out(`--since ${since}: ${p.mutant.id} (its ${p.why} changed)`);
+  if (picked.length > touched.length)
+    out(`--since ${since}: and ${picked.length - touched.length} mutant(s) the cache cannot answer`);
+  if (picked.length === 0)
+    out(
+      `--since ${since}: no mutant's file, catalog entry or killer test changed, and the cache answers the rest; nothing to run`,
+    );
+  return picked.map((p) => p.mutant.id);
+}
+
+/** How many verdicts the cache answers, and why each of the first few others must run. */
+function describeCache(selected: number, toRun: readonly Mutant[], split: CacheSplit, file: string, out: Out): void {
+  out(`cache: ${selected - toRun.length} of ${selected} verdict(s) reused from ${file}; ${toRun.length} to run`);
+  const SHOWN = 20;
+  for (const m of toRun.slice(0, SHOWN)) {
+    const why = split.misses.get(m.id) ?? [];
+    out(`  ${m.id}: ${why.slice(0, 2).join("; ")}${why.length > 2 ? ` and ${why.length - 2} more` : ""}`);
+  }
+  if (toRun.length > SHOWN) out(`  and ${toRun.length - SHOWN} more`);
+}
+
+/** The run's records with the cache's in catalog order: one table, one report, one exit code. */
+function withHits(
+  selected: readonly Mutant[],
+  ran: RunResult,
+  hits: ReadonlyMap<string, { ordinary?: MutantRecord; blessed?: MutantRecord }>,
+  mode: CacheMode,
+): RunResult {
+  if (hits.size === 0) return ran;
+  const fresh = new Map(ran.records.map((r, i) => [r.mutant.id, { r, b: ran.blessedRecords?.[i] }]));
+  const pick = (m: Mutant, blessed: boolean): MutantRecord | undefined => {
+    const h = hits.get(m.id);
+    if (h) return blessed || mode === "blessed" ? h.blessed : h.ordinary;
+    return blessed ? fresh.get(m.id)?.b : fresh.get(m.id)?.r;
+  };
+  // A run that stopped before its queue has no fresh records: only the cache's are shown.
+  const records = selected.map((m) => pick(m, false)).filter((r): r is MutantRecord => r !== undefined);
+  const blessedRecords =
+    mode === "both" ? selected.map((m) => pick(m, true)).filter((r): r is MutantRecord => r !== undefined) : undefined;
+  return { ...ran, records, ...(blessedRecords ? { blessedRecords } : {}) };
 }
 
 /**

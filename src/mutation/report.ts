@@ -19,6 +19,8 @@ export type MutantRecord = {
   testsRun: string[];
   /** Bless mode: the goldens the mutant's runs rewrote in the tree copy (restored after). */
   goldensBlessed?: string[];
+  /** The verdict is a kill reused from the cache under this key (its first 12 hex): nothing ran. */
+  cachedFrom?: string;
 };
 
 /** Schema status for each verdict, and why: the viewer only knows Stryker's statuses. */
@@ -48,7 +50,7 @@ export function renderTable(records: readonly MutantRecord[]): string {
     "|---|---|---|---|---|---|",
     ...records.map(
       (r) =>
-        `| ${cell(r.mutant.id)} | ${cell(`${r.mutant.file}:${r.line}`)} | ${cell(r.mutant.undoes)} | ${cell(listKillingTests(r.verdict).join("; ") || "-")} | ${cell(labelVerdict(r.verdict))} | ${r.seconds.toFixed(2)} |`,
+        `| ${cell(r.mutant.id)} | ${cell(`${r.mutant.file}:${r.line}`)} | ${cell(r.mutant.undoes)} | ${cell(listKillingTests(r.verdict).join("; ") || "-")} | ${cell(labelVerdict(r.verdict))}${r.cachedFrom ? ` (cached from ${r.cachedFrom})` : ""} | ${r.seconds.toFixed(2)} |`,
     ),
   ];
   return rows.join("\n");
@@ -149,7 +151,10 @@ export function buildMutationReport(input: ReportInput): MutationTestResult {
       location,
       status: STATUS[r.verdict.kind],
       statusReason:
-        reason ?? (r.verdict.kind === "killed" ? `${labelVerdict(r.verdict)}: ${r.verdict.message}` : undefined),
+        reason ??
+        (r.verdict.kind === "killed"
+          ? `${labelVerdict(r.verdict)}${r.cachedFrom ? ` (cached from ${r.cachedFrom})` : ""}: ${r.verdict.message}`
+          : undefined),
       killedBy: listKillingTests(r.verdict),
       coveredBy: r.testsRun,
       duration: Math.round(r.seconds * 1000),

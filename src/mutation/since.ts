@@ -1,6 +1,7 @@
 // A pull request's own mutants (`--since <ref>`): the ones whose mutated file, catalog entry or a
-// killer test file differs between the ref and the work tree as it is now, committed or not. A
-// file is the unit: a change anywhere in a mutated file may move or weaken its tagged line.
+// killer test file differs between the ref and the work tree as it is now, committed or not, and
+// the ones the verdict cache cannot answer. A file is the unit: a change anywhere in a mutated
+// file may move or weaken its tagged line.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -13,14 +14,22 @@ export type Changes = {
   entries: ReadonlySet<string>;
 };
 
-export type SinceReason = "catalog entry" | "mutated file" | "killer test file";
+export type SinceReason = "catalog entry" | "mutated file" | "killer test file" | "cache miss";
 
-/** Each mutant the changes touch, with the first reason it is in, in catalog order. */
-export function selectSince(mutants: readonly Mutant[], changes: Changes): { mutant: Mutant; why: SinceReason }[] {
+/**
+ * Each mutant the changes touch, and each whose verdict the cache cannot answer (`missed`), with
+ * the first reason it is in, in catalog order.
+ */
+export function selectSince(
+  mutants: readonly Mutant[],
+  changes: Changes,
+  missed: ReadonlySet<string> = new Set(),
+): { mutant: Mutant; why: SinceReason }[] {
   const why = (m: Mutant): SinceReason | null => {
     if (changes.entries.has(m.id)) return "catalog entry"; // safety: since-catalog-entry
     if (changes.files.has(m.file)) return "mutated file"; // safety: since-mutated-file
     if (m.killedBy.some((k) => changes.files.has(parseTestRef(k).file))) return "killer test file"; // safety: since-killer-file
+    if (missed.has(m.id)) return "cache miss"; // safety: since-cache-miss
     return null;
   };
   return mutants.flatMap((m) => {

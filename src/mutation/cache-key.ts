@@ -1,0 +1,225 @@
+// A mutant's cache key: a hash of everything its verdict depends on. A killed verdict is reused
+// only while every input below is byte for byte what it was; a wrong hit would report a kill no
+// test made, so an input is added whenever in doubt (a needless miss only costs a run).
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { parseTestRef, type Mutant } from "./catalog.ts";
+
+export type KeyInput =
+  | "catalog entry"
+  | "mutated file"
+  | "killer test file"
+  | "loaded file"
+  | "golden"
+  | "vitest config"
+  | "lockfile"
+  | "node"
+  | "bwrap";
+
+/** Each input of a key and why the verdict depends on it. */
+export const KEY_INPUTS: ReadonlyArray<{ input: KeyInput; why: string }> = [
+  { input: "catalog entry", why: "the mutation itself: its find, replace and the tests named to kill it" },
+  { input: "mutated file", why: "the code the mutation is written into; any change may move or weaken its line" },
+  { input: "killer test file", why: "the assertions that must fail" },
+  {
+    input: "loaded file",
+    why: "every repository file a killer test loads: by import, or by a path it names (a process it spawns, a fixture it reads)",
+  },
+  { input: "golden", why: "a golden a killer test compares: its header names the test as its writer" },
+  { input: "vitest config", why: "which files form which tier, the pool and its timeouts" },
+  { input: "lockfile", why: "pins vitest, the Pi and Claude Code CLIs and every package a test loads" },
+  { input: "node", why: "the runtime that strips types and runs every test" },
+  { input: "bwrap", why: "live killers only: the sandbox their sessions run in" },
+];
+
+export type KeyPart = { input: KeyInput; name: string; digest: string };
+export type MutantKey = { key: string; parts: KeyPart[] };
+
+/** What a key reads besides the tree: the machine's runtime and sandbox, and which killers are live. */
+export type KeyFacts = {
+  node: string;
+  /** `bwrap --version`, or "absent". */
+  bwrap: string;
+  isLiveTest: (file: string) => boolean;
+};
+
+const sha = (b: Buffer | string): string => createHash("sha256").update(b).digest("hex");
+
+/** A quoted path with an extension that a file may name: `"../goldens/x.jsonc"`, `"src/host/x.ts"`. */
+const PATH_LITERAL =
+  /["'`]((?:\.{1,2}\/)*[\w@-][\w.@-]*(?:\/[\w.@-]+)*\.(?:ts|js|mjs|json|jsonc|txt|md|sh|yaml))["'`]/g;
+
+/**
+ * Every repository file the entries load, each entry included: every quoted path that names a
+ * file, read from the file's folder or from the root. That covers a relative import (Node's type
+ * stripping needs its `.ts`), a spawned entry such as `join(REPO_ROOT, "src/host/claude-gate.ts")`
+ * and a fixture read by path. A quoted folder outside the code's own (`"scenarios"`) adds every
+ * file under it, for a test that lists it. TypeScript files are followed; others are leaves.
+ */
+export function walkLoads(
+  root: string,
+  entries: readonly string[],
+  edges: Map<string, string[]> = new Map(),
+): string[] {
+  const seen = new Set<string>();
+  const visit = (abs: string) => {
+    if (seen.has(abs)) return;
+    seen.add(abs);
+    if (!abs.endsWith(".ts")) return;
+    let next = edges.get(abs);
+    if (next === undefined) {
+      next = edgesOf(root, abs);
+      edges.set(abs, next);
+    }
+    next.forEach(visit);
+  };
+  for (const e of entries) visit(resolve(root, e));
+  return [...seen].map((a) => relative(root, a)).sort();
+}
+
+/** The files one TypeScript file names: quoted files, and the files under quoted data folders. */
+function edgesOf(root: string, abs: string): string[] {
+  const text = readFileSync(abs, "utf8");
+  const out: string[] = [];
+  const inRoot = (p: string) => p.startsWith(root + sep) && !p.includes(`${sep}node_modules${sep}`) && isFile(p);
+  const bases = (spec: string) => [resolve(dirname(abs), spec), resolve(root, spec)];
+  for (const m of text.matchAll(PATH_LITERAL)) {
+    const hit = bases(m[1]!).find(inRoot);
+    if (hit) out.push(hit); // safety: cache-walk-named-files
+  }
+  for (const m of text.matchAll(DIR_LITERAL)) {
+    const hit = bases(m[1]!).find((p) => isDataDir(root, p));
+    if (hit) out.push(...listFiles(hit)); // safety: cache-walk-data-dirs
+  }
+  return out;
+}
+
+/** A quoted relative path without an extension: a folder a test may list (`"scenarios"`, `"../fixtures/review"`). */
+const DIR_LITERAL = /["'`]((?:\.{1,2}\/)*[a-z][\w.-]*(?:\/[\w.-]+)*)["'`]/g;
+
+/**
+ * Top folders a test names to walk the code itself (the layer and function-length checks) or that
+ * hold only output: the files of them a killer loads are found by the walk, so listing a whole one
+ * would only make every key miss on any change.
+ */
+const CODE_DIRS = new Set(["src", "contract", "live", "scripts", "node_modules", "reports", "goldens", ".git"]);
+
+function isDataDir(root: string, abs: string): boolean {
+  const rel = relative(root, abs);
+  if (rel === "" || rel.startsWith("..") || CODE_DIRS.has(rel) || rel.split(sep).includes("node_modules")) return false;
+  try {
+    return statSync(abs).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? listFiles(join(dir, d.name)) : d.isFile() ? [join(dir, d.name)] : [],
+  );
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The test file a golden's first line names as its writer: `... · from <test file> > <test> · ...`. */
+export function readGoldenWriter(text: string): string | null {
+  const first = text.slice(0, text.indexOf("\n") === -1 ? undefined : text.indexOf("\n"));
+  return / · from (\S+) > /.exec(first)?.[1] ?? null;
+}
+
+/** Goldens by the test file their header names as writer (goldens/ read once per run). */
+export function indexGoldenWriters(root: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const walk = (dir: string) => {
+    if (!existsSync(dir)) return;
+    for (const n of readdirSync(dir).sort()) {
+      const p = join(dir, n);
+      if (statSync(p).isDirectory()) walk(p);
+      else {
+        const from = readGoldenWriter(readFileSync(p, "utf8"));
+        if (from) out.set(from, [...(out.get(from) ?? []), relative(root, p)]);
+      }
+    }
+  };
+  walk(join(root, "goldens"));
+  return out;
+}
+
+/**
+ * What keys read from one tree, each file hashed and each killer set walked once per run: make a
+ * new reader after the tree changes.
+ */
+export type KeyReader = {
+  root: string;
+  digest: (path: string) => string;
+  loads: (entries: readonly string[]) => string[];
+  goldensBy: (testFile: string) => readonly string[];
+};
+
+export function makeKeyReader(root: string): KeyReader {
+  const digests = new Map<string, string>();
+  const walks = new Map<string, string[]>();
+  const edges = new Map<string, string[]>();
+  let writers: Map<string, string[]> | undefined;
+  return {
+    root,
+    digest: (path) => {
+      let d = digests.get(path);
+      if (d === undefined) {
+        d = sha(isFile(join(root, path)) ? readFileSync(join(root, path)) : "(absent)");
+        digests.set(path, d);
+      }
+      return d;
+    },
+    loads: (entries) => {
+      const id = entries.join("\0");
+      let w = walks.get(id);
+      if (w === undefined) {
+        w = walkLoads(root, entries, edges);
+        walks.set(id, w);
+      }
+      return w;
+    },
+    goldensBy: (testFile) => (writers ??= indexGoldenWriters(root)).get(testFile) ?? [],
+  };
+}
+
+/** The key of one mutant, with each input's digest so a miss can name what changed. */
+export function keyOf(tree: KeyReader, m: Mutant, facts: KeyFacts): MutantKey {
+  const parts: KeyPart[] = [];
+  const file = (input: KeyInput, name: string) => parts.push({ input, name, digest: tree.digest(name) });
+  const value = (input: KeyInput, v: string) => parts.push({ input, name: input, digest: sha(v) });
+  value("catalog entry", JSON.stringify(m)); // safety: cache-key-entry
+  file("mutated file", m.file); // safety: cache-key-mutated-file
+  const killers = [...new Set(m.killedBy.map((k) => parseTestRef(k).file))].sort();
+  for (const k of killers) file("killer test file", k); // safety: cache-key-killer-file
+  for (const f of tree.loads(killers)) if (!killers.includes(f) && f !== m.file) file("loaded file", f); // safety: cache-key-loaded
+  for (const g of killers.flatMap(tree.goldensBy)) file("golden", g); // safety: cache-key-golden
+  file("vitest config", "vitest.config.ts");
+  file("lockfile", "package-lock.json");
+  value("node", facts.node);
+  if (killers.some(facts.isLiveTest)) value("bwrap", facts.bwrap); // safety: cache-key-bwrap
+  const key = sha(parts.map((p) => `${p.input}\0${p.name}\0${p.digest}`).join("\n"));
+  return { key, parts };
+}
+
+/** The inputs that differ between a stored key and this one, named for the run's log. */
+export function explainMiss(before: readonly KeyPart[], now: readonly KeyPart[]): string[] {
+  const id = (p: KeyPart) => `${p.input} ${p.name}`;
+  const was = new Map(before.map((p) => [id(p), p.digest]));
+  const is = new Map(now.map((p) => [id(p), p.digest]));
+  return [
+    ...now
+      .filter((p) => was.get(id(p)) !== p.digest)
+      .map((p) => (was.has(id(p)) ? `${id(p)} changed` : `${id(p)} is new`)),
+    ...before.filter((p) => !is.has(id(p))).map((p) => `${id(p)} is no longer an input`),
+  ];
+}
