@@ -1,8 +1,9 @@
-// The run before any mutant: every tier the catalog uses is green on the unmutated tree, and every
-// killer named is one of its passing tests. A green `npm test` of this very tree may stand for it
-// (proven-run.ts). Its per-file times set every later run's budget.
+// The run before any mutant: every killer's test file is green on the unmutated tree, and every
+// killer named is one of its passing tests. A green `npm test` of this very tree stands for it
+// when there is one (proven-run.ts), and then covers the killers' whole tiers. Its per-file times
+// set every later run's budget.
 import { parseTestRef, type Mutant } from "./catalog.ts";
-import { listTierFiles } from "./killers.ts";
+import { listTierFiles, specifyKillers } from "./killers.ts";
 import { readProvenRun, type Proven } from "./proven-run.ts";
 import { asOutcome, type RunContext } from "./run-context.ts";
 import type { RunOutcome } from "./verdict.ts";
@@ -27,8 +28,14 @@ export type BeforeResult = { kind: "green"; baseline: Baseline } | { kind: "stop
 
 export async function runBefore(ctx: RunContext, killers: readonly Mutant[]): Promise<BeforeResult> {
   const h0 = ctx.hosts[0]!;
-  const files = [...new Set(killers.flatMap((m) => listTierFiles(h0, m)))].sort();
-  const proven = readProof(ctx, files);
+  const tierFiles = [...new Set(killers.flatMap((m) => listTierFiles(h0, m)))].sort();
+  const proven = readProof(ctx, tierFiles);
+  // Without a proven run, the killers' own files: a kill needs only its killer green before it.
+  // A mutant they do not kill runs its tier then, and that hunt only names the failure.
+  const files =
+    proven.kind === "proven"
+      ? tierFiles
+      : [...new Set(killers.flatMap((m) => specifyKillers(m).map((s) => s.file)))].sort();
   const base =
     proven.kind === "proven"
       ? proven.outcome

@@ -46,6 +46,12 @@ export type RunOptions = {
   log: (line: string) => void;
 };
 
+/**
+ * The budget's guess for a test file the run before did not time (a tier file run only to hunt
+ * for the test that noticed a mutant its killers missed): a live file takes up to a minute.
+ */
+export const UNTIMED_FILE_MS = 60_000;
+
 /** A host's reply as an outcome; a host that died failed every test it was asked for. */
 export const asOutcome = (reply: RunReply): RunOutcome | undefined =>
   reply.kind === "done"
@@ -156,7 +162,7 @@ export class RunContext {
   }
 
   private budget(files: readonly string[]): number {
-    return this.opts.timeoutFloorMs + 4 * files.reduce((s, f) => s + (this.durations.get(f) ?? 0), 0);
+    return this.opts.timeoutFloorMs + 4 * files.reduce((s, f) => s + (this.durations.get(f) ?? UNTIMED_FILE_MS), 0);
   }
 
   /** Puts a tree's goldens back to the checkout's; the ones that differed (after a run that wrote goldens). */

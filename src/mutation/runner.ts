@@ -56,6 +56,7 @@ async function runPhases(ctx: RunContext, result: RunResult): Promise<void> {
   result.tests = before.baseline.tests;
   if (!(await proveSentinel(ctx, warmups))) return;
   const queued = await runQueue(ctx, result.overheadMs);
+  ctx.log(`${ctx.at()} mutants: ${queued.records.length} run`);
   result.records = queued.records;
   if (queued.blessedRecords) result.blessedRecords = queued.blessedRecords;
   await checkAfter(ctx, before.baseline);
