@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readProvenRun, treeHash, writeProof } from "../src/mutation/proven-run.ts";
@@ -53,6 +53,17 @@ describe("readProvenRun", () => {
       { test: "live/b.test.ts > b > two", state: "passed", durationMs: 250 },
     ]);
   });
+  it("a linked folder (a worktree's node_modules) hashes as its link, and a new target changes the hash", () => {
+    const root = repo("linked");
+    mkdirSync(join(scratch.root, "modules-a"), { recursive: true });
+    symlinkSync(join(scratch.root, "modules-a"), join(root, "node_modules"));
+    const linked = treeHash(root);
+    expect(linked).toMatch(/^[0-9a-f]{64}$/);
+    rmSync(join(root, "node_modules"));
+    symlinkSync(join(scratch.root, "modules-b"), join(root, "node_modules"));
+    expect(treeHash(root)).not.toBe(linked);
+  });
+
   it("a changed file, even untracked, makes the report another tree's", () => {
     const root = repo("changed");
     writeFileSync(join(root, "reports/junit/all.xml"), junit(GREEN));

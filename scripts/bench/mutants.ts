@@ -67,7 +67,7 @@ function runMutants(dir: string, name: string, args: string[]): Promise<Row> {
   const take = (b: Buffer) => {
     out += b.toString();
     for (const l of b.toString().split("\n"))
-      if (/^\d+\.\ds |^cache:|^took|^\d+ mutants:/.test(l)) console.log(`  [${name}] ${l}`);
+      if (/^\d+\.\ds |^cache:|^took|^\d+ mutants:|^RUN FAILED|^NOT KILLED|^CATALOG/.test(l)) console.log(`  [${name}] ${l}`);
   };
   child.stdout.on("data", take);
   child.stderr.on("data", take);

@@ -4,7 +4,7 @@
 // stand in for the after-run. Anything else (a missing or red report, another tree) runs as ever.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readJunitCases } from "./junit.ts";
 import type { RunOutcome } from "./verdict.ts";
@@ -35,10 +35,25 @@ export function treeHash(root: string): string | null {
   for (const f of [...new Set(list.split("\0").filter(Boolean))].sort()) {
     const p = join(root, f);
     h.update(f).update("\0");
-    // A file deleted but still in the index hashes as absent.
-    h.update(existsSync(p) ? readFileSync(p) : Buffer.from("(absent)")).update("\0");
+    h.update(contentOf(p)).update("\0");
   }
   return h.digest("hex");
+}
+
+/**
+ * A path's content as git sees it: a file's bytes, a symbolic link's target (a linked
+ * node_modules is a link, not the folder it names), and a file deleted but still in the index as
+ * absent.
+ */
+function contentOf(p: string): Buffer {
+  let st;
+  try {
+    st = lstatSync(p);
+  } catch {
+    return Buffer.from("(absent)");
+  }
+  if (st.isSymbolicLink()) return Buffer.from(`(link) ${readlinkSync(p)}`);
+  return st.isFile() ? readFileSync(p) : Buffer.from("(not a file)");
 }
 
 /** Where a report's tree hash lives. */
