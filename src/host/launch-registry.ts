@@ -1,4 +1,5 @@
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { writeFileAtomic } from "./atomic-write.ts";
 import { join } from "node:path";
 import type { MountStub } from "../core/sandbox/protected.ts";
 import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
@@ -35,7 +36,8 @@ export class LaunchRegistry {
   }
 
   record(r: LaunchRecord): void {
-    writeFileSync(this.file(r.run), JSON.stringify(r, null, 2) + "\n", { mode: 0o600 });
+    // recover() on another host may read it at any moment: a half-written record would hide a launch.
+    writeFileAtomic(this.file(r.run), JSON.stringify(r, null, 2) + "\n", 0o600); // safety: registry-atomic
     appendFileSync(
       join(this.dir, "launches.log"),
       `${new Date().toISOString()} ${r.end === null ? "started" : `ended ${r.end.reason}`} ${r.run} pid ${r.pid}${r.end === null ? "" : `: ${r.end.detail}`}\n`,

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { sha256Bytes } from "../core/bundle/digest.ts";
 import { SECCOMP_FD } from "../core/sandbox/bwrap-argv.ts";
@@ -11,6 +11,7 @@ import { makeSessionCgroups, removeSessionCgroup } from "./session-cgroups.ts";
 import { prepareRunnerNode } from "./runner-node.ts";
 import { findOnPath } from "./host-facts.ts";
 import { joinCgroups } from "./sandbox-spawn.ts";
+import { holdsBytes, writeFileAtomic } from "./atomic-write.ts";
 
 export const BWRAP_MISSING_HINT =
   "install it with `apt-get install bubblewrap` (Debian, Ubuntu) or your distribution's bubblewrap package";
@@ -24,7 +25,9 @@ export function prepareSeccompFile(stateDir: string, arch: string, bytes?: Uint8
   const dir = join(stateDir, "seccomp");
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const file = join(dir, `${a}-${sha256Bytes(bytes).slice(0, 16)}.bpf`);
-  writeFileSync(file, bytes, { mode: 0o644 });
+  // Named by its content and written once: another launch may be opening it right now, and a
+  // partly written program could be a shorter filter the kernel still accepts.
+  if (!holdsBytes(file, bytes)) writeFileAtomic(file, bytes, 0o644); // safety: seccomp-atomic
   return file;
 }
 

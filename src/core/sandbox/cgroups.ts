@@ -38,7 +38,10 @@ export const CGROUP_SETTINGS: Readonly<
   },
 };
 
-/** The session's cgroup names are unique per launch: a cgroup a killed session left behind never blocks the next launch. */
+/**
+ * The session's cgroup names are unique per launch: a cgroup a killed session left behind never
+ * blocks the next launch, and two launches in the same millisecond from one host never share one.
+ */
 export function sessionCgroupName(run: string, hostPid: number, now: number): string {
-  return `${run}-${hostPid}-${now.toString(36)}`;
+  return `${run}-${hostPid}-${now.toString(36)}`; // safety: cgroup-name-run
 }
