@@ -20,17 +20,20 @@ import {
 import { join } from "node:path";
 import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 
+const BENCH_ROOT = "/var/tmp/mosaic-bench-mutants";
 const AIMS: Record<string, number> = { whole: 300, warm: 60, since: 45 };
 const PHASES = ["hosts ready", "before", "sentinel", "mutants", "after"] as const;
 
 type Row = { name: string; status: number; total: number; ran: string; phases: Record<string, number | undefined> };
 
 function worktree(): string {
-  const dir = join(REPO_ROOT, ".scratch/bench-mutants/tree");
+  // Outside the checkout: the run's tree copies hold biome.json files, and a biome run in the
+  // checkout would stop at a nested configuration.
+  const dir = join(BENCH_ROOT, "tree");
   if (existsSync(dir))
     execFileSync("git", ["-C", REPO_ROOT, "worktree", "remove", "--force", dir], { stdio: "ignore" });
   rmSync(dir, { recursive: true, force: true });
-  mkdirSync(join(REPO_ROOT, ".scratch/bench-mutants"), { recursive: true });
+  mkdirSync(BENCH_ROOT, { recursive: true });
   execFileSync("git", ["-C", REPO_ROOT, "worktree", "add", "--detach", dir, "HEAD"], { stdio: "ignore" });
   symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
   // npm test's reports stand for the whole run's before and after only if they prove this tree.
@@ -67,7 +70,8 @@ function runMutants(dir: string, name: string, args: string[]): Promise<Row> {
   const take = (b: Buffer) => {
     out += b.toString();
     for (const l of b.toString().split("\n"))
-      if (/^\d+\.\ds |^cache:|^took|^\d+ mutants:|^RUN FAILED|^NOT KILLED|^CATALOG/.test(l)) console.log(`  [${name}] ${l}`);
+      if (/^\d+\.\ds |^cache:|^took|^\d+ mutants:|^RUN FAILED|^NOT KILLED|^CATALOG/.test(l))
+        console.log(`  [${name}] ${l}`);
   };
   child.stdout.on("data", take);
   child.stderr.on("data", take);
@@ -109,9 +113,9 @@ export async function run(): Promise<void> {
     return;
   }
   const dir = worktree();
-  const cache = join(REPO_ROOT, ".scratch/bench-mutants/cache.json");
+  const cache = join(BENCH_ROOT, "cache.json");
   rmSync(cache, { force: true });
-  const reports = (n: string) => join(REPO_ROOT, ".scratch/bench-mutants/reports", n);
+  const reports = (n: string) => join(BENCH_ROOT, "reports", n);
   const rows: Row[] = [];
   console.log(`mutants: worktree of HEAD at ${dir}`);
   rows.push(await runMutants(dir, "whole", ["--both", "--cache", cache, "--reports", reports("whole")]));
