@@ -4,13 +4,13 @@
 // naming the cap while the runner's memory stays bounded; what a turn leaves behind, setsid or not,
 // is gone before the next turn. Each has a positive control that lifts the bound in the prepared
 // plan's session.json on purpose and shows the attack get through.
-import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import type { RunnerBounds } from "../src/core/runner/bounds.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { USER_UID, runAsUser, runsAsRoot, userUid } from "./support/as-user.ts";
 import { ask, makeRuntimeWorld, waitClaimed, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 import { prepareLaunch, start } from "../src/host/launcher.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
@@ -344,38 +344,19 @@ describe("what a turn leaves behind is killed at its end (finding 3)", () => {
 
 // The same attacks with the launcher, the broker and the session all of an unprivileged uid: 65534
 // under setpriv when the tests run as root (CI), else the tests' own uid.
-const USER_UID = 65534;
-const self = process.getuid?.() ?? -1;
-const userUid = self === 0 ? USER_UID : self;
 
 /** One case run by live/support/runner-bounds-as.ts as the unprivileged uid, in a world it owns. */
-function runAsUser(c: AsCase): AsObserved {
-  const root = mkdtempSync("/var/tmp/mosaic-runner-bounds-");
-  try {
-    chmodSync(root, 0o755);
-    if (self === 0) chownSync(root, USER_UID, USER_UID);
-    const as = self === 0 ? ["setpriv", `--reuid=${USER_UID}`, `--regid=${USER_UID}`, "--clear-groups", "--"] : [];
-    const argv = [...as, process.execPath, join(REPO_ROOT, "live/support/runner-bounds-as.ts"), root, c];
-    // Pi's preflight runs `pi --version`, which needs the pinned node first on PATH.
-    const env = {
-      PATH: `${join(REPO_ROOT, "node_modules/.bin")}:/usr/bin:/bin`,
-      HOME: "/nonexistent",
-      LANG: "C.UTF-8",
-    };
-    const r = spawnSync(argv[0]!, argv.slice(1), { env, encoding: "utf8", timeout: 150_000 });
-    const line = r.stdout.trim().split("\n").at(-1) ?? "";
-    expect(line, `the ${c} case reports as uid ${userUid}: ${r.stderr.slice(-800)}`).toMatch(/^\{"uid":/);
-    const got = JSON.parse(line) as AsObserved;
-    expect(got.uid, "the launcher and the session ran as the unprivileged uid").toBe(userUid);
-    return got;
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+function runCaseAsUser(c: AsCase): AsObserved {
+  const r = runAsUser("live/support/runner-bounds-as.ts", "mosaic-runner-bounds", [c], 150_000);
+  expect(r.line, `the ${c} case reports as uid ${userUid}: ${r.stderr.slice(-800)}`).toMatch(/^\{"uid":/);
+  const got = JSON.parse(r.line) as AsObserved;
+  expect(got.uid, "the launcher and the session ran as the unprivileged uid").toBe(userUid);
+  return got;
 }
 
-describe(`as an unprivileged uid (${self === 0 ? `${USER_UID} under setpriv` : "the tests' own"}): the same attacks, blocked and lifted`, () => {
+describe(`as an unprivileged uid (${runsAsRoot ? `${USER_UID} under setpriv` : "the tests' own"}): the same attacks, blocked and lifted`, () => {
   it("tool-socket garbage: each bound answers, the runner lives with its claim, its memory bounded; lifted, the attack gets through", async () => {
-    const blocked = runAsUser("garbage");
+    const blocked = runCaseAsUser("garbage");
     const got = JSON.parse(blocked.replies[0]!) as Attack;
     expect([refusal(got.deep20000), refusal(got.long), got.refused], "each garbage gets its bound's answer").toEqual([
       "bad request: JSON nested deeper than 32 (the tool socket's depth bound)",
@@ -388,7 +369,7 @@ describe(`as an unprivileged uid (${self === 0 ? `${USER_UID} under setpriv` : "
     ).toEqual(["alive after the garbage", null, false, true, false]);
     expect(blocked.peak.after - blocked.peak.before, "the line bound held the runner's memory").toBeLessThan(16);
 
-    const lifted = runAsUser("garbage-control");
+    const lifted = runCaseAsUser("garbage-control");
     const control = JSON.parse(lifted.replies[0]!) as Attack;
     expect(
       [lifted.deepReachedBroker, control.refused],
@@ -398,25 +379,25 @@ describe(`as an unprivileged uid (${self === 0 ? `${USER_UID} under setpriv` : "
   }, 320_000);
 
   it("640 MiB on stdout: the turn fails naming the cap with the runner's memory bounded; lifted, the runner dies", async () => {
-    const blocked = runAsUser("stdout");
+    const blocked = runCaseAsUser("stdout");
     expect(blocked.replies, "the turn fails naming the cap; the next is answered").toEqual([
       `The turn failed: its stdout passed the ${blocked.bounds.turn.stdoutBytes}-byte cap (session.json bounds.turn.stdoutBytes); the runner stopped reading it and killed the turn's processes`,
       "next",
     ]);
     expect(blocked.peak.after, "the runner's peak memory stays far below the 640 MiB printed").toBeLessThan(200);
-    const lifted = runAsUser("stdout-control");
+    const lifted = runCaseAsUser("stdout-control");
     expect(lifted.ended, "lifted: the runner (pid 1) dies holding the stdout").not.toBeNull();
     expect(lifted.stderr).toMatch(/Invalid string length|ERR_STRING_TOO_LONG|heap out of memory/);
   }, 320_000);
 
   it("a setsid leftover of turn 1 is gone before turn 2; with killNamespace off it survives and writes its marker", async () => {
-    const blocked = runAsUser("leftovers");
+    const blocked = runCaseAsUser("leftovers");
     expect(blocked.replies, "turn 1's sleep left its session, and is gone in turn 2").toEqual([
       "started, 1 in a session of its own",
       "0",
     ]);
     expect(blocked.survivor, "the setsid writer never wrote").toBe(false);
-    const lifted = runAsUser("leftovers-control");
+    const lifted = runCaseAsUser("leftovers-control");
     expect(lifted.replies, "without the namespace kill turn 1's sleep runs into turn 2").toEqual([
       "started, 1 in a session of its own",
       "1",

@@ -5,11 +5,13 @@ import { removeMountStubs } from "./mount-stubs.ts";
 import { childrenOf, findSessionBwraps, isAlive } from "./session-procs.ts";
 import { checkWorkspace } from "./workspace-check.ts";
 import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
+import { runSockets } from "../core/runner/run-paths.ts";
+import { rmSync } from "node:fs";
 
 /**
  * What the next host does about sessions a host that died hard left behind (seed 002): finds each
  * open launch's bwrap by its command line, kills it and its runner, voids the run's capabilities,
- * removes its mount stubs and cgroup, checks its workspace as a session's end does, and ends the
+ * removes its mount stubs, cgroup and sockets, checks its workspace as a session's end does, and ends the
  * launch as host-lost.
  */
 export async function recover(
@@ -43,6 +45,8 @@ export async function recover(
     }
     removeMountStubs(r.mountStubs);
     await removeSessionCgroups(r.cgroups ?? []);
+    // The dead host's sockets: nothing listens on them, and they name the run to whoever looks.
+    for (const s of [runSockets(r.runDir).tools, runSockets(r.runDir).model]) rmSync(s, { force: true }); // safety: recover-sockets
     const workspace =
       r.workspace !== undefined && r.quarantine !== undefined ? checkWorkspace(r.workspace, r.quarantine) : null; // safety: ws-check-on-recover
     registry.end(
