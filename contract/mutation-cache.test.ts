@@ -6,7 +6,15 @@ import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import type { Mutant } from "../src/mutation/catalog.ts";
-import { explainMiss, keyOf, makeKeyReader, walkLoads, type KeyFacts } from "../src/mutation/cache-key.ts";
+import {
+  explainMiss,
+  keyOf,
+  makeKeyReader,
+  readGoldenWriter,
+  walkLoads,
+  type KeyFacts,
+} from "../src/mutation/cache-key.ts";
+import { GOLDEN_ROOT, REPO_ROOT, listGoldens, readProvenance } from "../src/conformance/golden/golden.ts";
 import { emptyCache, lookUp, readCache, storeVerdicts, writeCache } from "../src/mutation/cache.ts";
 import { rememberVerdicts } from "../src/mutation/cache-run.ts";
 import type { MutantRecord } from "../src/mutation/report.ts";
@@ -70,6 +78,16 @@ const keyIn = (root: string, m = CONTRACT, facts = FACTS) => keyOf(makeKeyReader
 const base = keyIn(layTree());
 
 describe("a mutant's cache key", () => {
+  it("reads each golden's writer as the golden header does: the engine's own reader cannot drift from it", () => {
+    const goldens = listGoldens(GOLDEN_ROOT);
+    expect(goldens.length).toBeGreaterThan(300);
+    for (const g of goldens) {
+      const text = readFileSync(join(REPO_ROOT, g), "utf8");
+      expect(readGoldenWriter(text), g).toBe(readProvenance(text)?.file ?? null);
+    }
+    expect(readGoldenWriter("# no writer · regenerate: npm run goldens:update\n")).toBeNull();
+  });
+
   it("is the same on an identical tree, and the walk finds imports, spawned entries and fixtures", () => {
     expect(keyIn(layTree()).key).toBe(base.key);
     expect(walkLoads(layTree(), ["contract/a.test.ts"])).toEqual([
