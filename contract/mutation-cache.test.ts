@@ -38,6 +38,8 @@ const TREE: Record<string, string> = {
     'const data = readFileSync(join(import.meta.dirname, "../fixtures/data.json"));',
     'const cases = readdirSync(join(ROOT, "cases"));',
     'const code = readdirSync(join(ROOT, "src"));',
+    'const out = readFileSync(join(ROOT, "reports/junit/contract.xml"));',
+    'const runs = readdirSync(join(ROOT, "reports/mutation"));',
     "",
   ].join("\n"),
   "contract/other.test.ts": 'import { u } from "../src/unrelated.ts";\n',
@@ -49,6 +51,8 @@ const TREE: Record<string, string> = {
   "goldens/x/other.txt": `# other · from contract/other.test.ts > o > t${H}\nrow\n`,
   "vitest.config.ts": "export default {};\n",
   "package-lock.json": '{"lockfileVersion":3}\n',
+  "reports/junit/contract.xml": "<testsuites/>\n",
+  "reports/mutation/mutation.json": "{}\n",
 };
 
 const mutant = (killer: string): Mutant => ({
@@ -146,6 +150,9 @@ describe("a mutant's cache key", () => {
     expect(keyIn(layTree(["src/unrelated.ts", (t) => t + " "])).key).toBe(base.key);
     expect(keyIn(layTree(["goldens/x/other.txt", (t) => t + " "])).key).toBe(base.key);
     expect(keyIn(layTree(["contract/other.test.ts", (t) => t + " "])).key).toBe(base.key);
+    // What runs write, named by a killer: a run's reports would otherwise miss on every run.
+    expect(keyIn(layTree(["reports/junit/contract.xml", (t) => t + " "])).key).toBe(base.key);
+    expect(keyIn(layTree(["reports/mutation/mutation.json", (t) => t + " "])).key).toBe(base.key);
     expect(keyIn(layTree(), CONTRACT, { ...FACTS, bwrap: "bubblewrap 0.11.0" }).key).toBe(base.key);
   });
 

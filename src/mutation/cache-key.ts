@@ -82,7 +82,7 @@ export function walkLoads(
 function edgesOf(root: string, abs: string): string[] {
   const text = readFileSync(abs, "utf8");
   const out: string[] = [];
-  const inRoot = (p: string) => p.startsWith(root + sep) && !p.includes(`${sep}node_modules${sep}`) && isFile(p);
+  const inRoot = (p: string) => p.startsWith(root + sep) && !isOutput(root, p) && isFile(p);
   const bases = (spec: string) => [resolve(dirname(abs), spec), resolve(root, spec)];
   for (const m of text.matchAll(PATH_LITERAL)) {
     const hit = bases(m[1]!).find(inRoot);
@@ -103,11 +103,23 @@ const DIR_LITERAL = /["'`]((?:\.{1,2}\/)*[a-z][\w.-]*(?:\/[\w.-]+)*)["'`]/g;
  * hold only output: the files of them a killer loads are found by the walk, so listing a whole one
  * would only make every key miss on any change.
  */
-const CODE_DIRS = new Set(["src", "contract", "live", "scripts", "node_modules", "reports", "goldens", ".git"]);
+const CODE_DIRS = new Set(["src", "contract", "live", "scripts", "goldens"]);
+
+/**
+ * What runs write, not what they read: a run's own reports (the cache file among them), scratch
+ * trees, packages (the lockfile stands for them) and git's store. In a key they would miss on
+ * every run.
+ */
+const OUTPUT_DIRS = new Set(["reports", ".scratch", "node_modules", ".git"]);
+
+function isOutput(root: string, abs: string): boolean {
+  const parts = relative(root, abs).split(sep);
+  return OUTPUT_DIRS.has(parts[0]!) || parts.includes("node_modules");
+}
 
 function isDataDir(root: string, abs: string): boolean {
   const rel = relative(root, abs);
-  if (rel === "" || rel.startsWith("..") || CODE_DIRS.has(rel) || rel.split(sep).includes("node_modules")) return false;
+  if (rel === "" || rel.startsWith("..") || CODE_DIRS.has(rel) || isOutput(root, abs)) return false;
   try {
     return statSync(abs).isDirectory();
   } catch {
