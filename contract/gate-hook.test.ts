@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { decide } from "../src/core/gate/decide.ts";
@@ -9,6 +9,7 @@ import { readPolicyFile, toolCallVerdict } from "../src/host/pi-extension.ts";
 import { memoryView } from "../src/conformance/worlds/tree.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { importGraph } from "../src/host/import-graph.ts";
 
 const policy = {
   harness: "claude-code",
@@ -22,12 +23,20 @@ const policy = {
 };
 const fs = memoryView({ "/ws/a.txt": "file", "/etc/passwd": "file" });
 const hook = (tool: string, input: unknown) =>
-  JSON.stringify({ session_id: "s", cwd: "/ws", hook_event_name: "PreToolUse", tool_name: tool, tool_input: input });
+  JSON.stringify({
+    session_id: "s",
+    cwd: "/ws",
+    hook_event_name: "PreToolUse",
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: "toolu_1",
+  });
 
 describe("claude-gate hook", () => {
   it("allows a path inside with exit 0", () => {
     expect(hookOutcome(hook("Read", { file_path: "/ws/a.txt" }), JSON.stringify(policy), decide, fs)).toEqual({
       code: 0,
+      call: { call: "toolu_1", tool: "Read", input: { file_path: "/ws/a.txt" } },
     });
   });
   it("blocks a path outside with exit 2 and the reason on stderr", () => {
@@ -35,6 +44,7 @@ describe("claude-gate hook", () => {
     expect(out).toEqual({
       code: 2,
       stderr: 'mosaic gate: Read file_path: "/etc/passwd" resolves to /etc/passwd, outside the workspace\n',
+      call: { call: "toolu_1", tool: "Read", input: { file_path: "/etc/passwd" } },
     });
   });
   it("bad JSON on stdin exits 2", () => {
@@ -61,7 +71,7 @@ describe("claude-gate hook", () => {
     const pol = join(scratch.root, "policy.json");
     writeFileSync(pol, JSON.stringify({ ...policy, workspace: ws }));
     const stdin = async () => hook("Read", { file_path: join(ws, "a.txt") });
-    expect(await runHook([pol], stdin, loadGate)).toEqual({ code: 0 });
+    expect(await runHook([pol], stdin, loadGate)).toMatchObject({ code: 0 });
     const missing = async (): Promise<GateModules> => {
       await import(pathToFileURL(join(scratch.root, "no-such-module.ts")).href);
       return loadGate();
@@ -96,7 +106,7 @@ describe("a relative policy path names a file the session can write", () => {
     expect(
       await runHook([planted], async () => outside, loadGate),
       "positive control: the planted policy, read, allows",
-    ).toEqual({ code: 0 });
+    ).toMatchObject({ code: 0 });
   });
   it("the Pi extension refuses it and blocks every call; by its absolute path it is read (positive control)", () => {
     const source = readPolicyFile({ MOSAIC_POLICY_FILE: rel });
@@ -133,6 +143,12 @@ describe("pi extension", () => {
 describe("the hook's last-resort handler, as a process without the shell wrapper", () => {
   const gateSource = readFileSync(join(REPO_ROOT, "src/host/claude-gate.ts"), "utf8");
   const fsViewSource = readFileSync(join(REPO_ROOT, "src/host/fs-view.ts"), "utf8");
+  // Every other file the hook loads (its report to the tripwire among them), unchanged.
+  const own = ["src/host/claude-gate.ts", "src/host/fs-view.ts", "src/core/gate/decide.ts"];
+  const reportChain = importGraph([join(REPO_ROOT, "src/host/claude-gate.ts")])
+    .files.map((f) => relative(REPO_ROOT, f))
+    .filter((f) => !own.includes(f))
+    .map((f) => ({ f, text: readFileSync(join(REPO_ROOT, f), "utf8") }));
   const roots = makeScratch("gate-last-resort");
   afterAll(() => roots.remove());
   let n = 0;
@@ -144,7 +160,10 @@ describe("the hook's last-resort handler, as a process without the shell wrapper
   ): Promise<{ code: number | null; stderr: string }> {
     const root = join(roots.root, `g${n++}`);
     mkdirSync(join(root, "src/host"), { recursive: true });
-    mkdirSync(join(root, "src/core/gate"), { recursive: true });
+    for (const { f, text } of reportChain) {
+      mkdirSync(dirname(join(root, f)), { recursive: true });
+      writeFileSync(join(root, f), text);
+    }
     let gate = gateSource;
     if (opts.without !== undefined) {
       expect(gate.includes(opts.without), `the protection ${JSON.stringify(opts.without)} is in claude-gate.ts`).toBe(

@@ -52,6 +52,18 @@ const ok = (over: Partial<TurnRun> = {}): TurnRun => ({
   overCap: null,
   ...over,
 });
+/** Pi's JSON mode, cut to the lines judgeTurn reads: the last agent_end and its last assistant message. */
+const PI_STREAM = [
+  JSON.stringify({ type: "agent_start" }),
+  JSON.stringify({
+    type: "agent_end",
+    messages: [
+      { role: "user", content: [{ type: "text", text: "go" }] },
+      { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] },
+    ],
+  }),
+  "",
+].join("\n");
 const PI_END = { kind: "marker", file: "/run/x/turn-end" } as unknown as SessionFile["turnEnd"];
 const CLAUDE_END = { kind: "result-line" } as unknown as SessionFile["turnEnd"];
 
@@ -61,7 +73,38 @@ describe("judgeTurn: what counts as a finished turn (seed 000)", () => {
       kind: "failed",
       why: expect.stringContaining("agent_end marker"),
     });
-    expect(judgeTurn(PI_END, ok(), 900)).toEqual({ kind: "ok", reply: "done" });
+    expect(judgeTurn(PI_END, ok({ stdout: PI_STREAM }), 900)).toEqual({ kind: "ok", reply: "done" });
+  });
+  it("Pi: the reply is the last assistant message of agent_end in its JSON stream; no agent_end, or an error stop, fails", () => {
+    expect(judgeTurn(PI_END, ok(), 900), "text mode's stdout is no JSON stream").toEqual({
+      kind: "failed",
+      why: "Pi's JSON stream has no agent_end event",
+    });
+    const end = (last: unknown) => ok({ stdout: `${JSON.stringify({ type: "agent_end", messages: [last] })}\n` });
+    expect(judgeTurn(PI_END, end({ role: "user", content: [] }), 900)).toEqual({
+      kind: "failed",
+      why: "Pi's agent_end event ends with no assistant message",
+    });
+    expect(
+      judgeTurn(PI_END, end({ role: "assistant", stopReason: "error", errorMessage: "429", content: [] }), 900),
+      "print mode exits 1 on this; JSON mode exits 0, so the runner fails it",
+    ).toEqual({ kind: "failed", why: "Pi's last message stopped on error: 429" });
+    expect(
+      judgeTurn(
+        PI_END,
+        end({
+          role: "assistant",
+          stopReason: "stop",
+          content: [
+            { type: "text", text: "a" },
+            { type: "thinking", thinking: "x" },
+            { type: "text", text: "b" },
+          ],
+        }),
+        900,
+      ),
+      "each text block on its line, as print mode writes them",
+    ).toEqual({ kind: "ok", reply: "a\nb" });
   });
   it("Claude Code: exit 0 with no result line, an empty one or an error one is a failed turn", () => {
     const line = (o: object) => JSON.stringify(o);
@@ -119,11 +162,11 @@ describe("the runner's bounds (bounds.ts): every tool-socket client and every tu
       "Claude Code's stream stays far below V8's 512 MiB string",
     ).toBeLessThanOrEqual(64 * MiB);
   });
-  it("planned per harness: stdout is the reply for Pi and the fake adapter, a stream for Claude Code; leftovers killed for all", () => {
+  it("planned per harness: stdout is the reply for the fake adapter, a stream for Pi and Claude Code; leftovers killed for all", () => {
     for (const kind of ["marker", "exit", "result-line"] as const) {
       const b = planRunnerBounds({ kind });
       expect(b.turn.stdoutBytes, kind).toBe(
-        kind === "result-line" ? TURN_BOUNDS.stdoutStream.value : TURN_BOUNDS.stdoutReply.value,
+        kind === "exit" ? TURN_BOUNDS.stdoutReply.value : TURN_BOUNDS.stdoutStream.value,
       );
       expect(b.turn.stderrBytes, kind).toBe(TURN_BOUNDS.stderr.value);
       expect(b.turn.killNamespace, `${kind}: everything a turn started is killed at its end`).toBe(true);
@@ -294,6 +337,9 @@ describe("session.json and the capability line", () => {
     expect(parseSessionFile(JSON.stringify(good)).ok, "the golden session.json parses").toBe(true);
     const bounds = good.bounds as { toolSocket: Record<string, unknown>; turn: Record<string, unknown> };
     cases.push(
+      [JSON.stringify({ ...good, tripwire: undefined }), "tripwire"],
+      [JSON.stringify({ ...good, tripwire: { stream: "text", typedTools: [] } }), "tripwire"],
+      [JSON.stringify({ ...good, tripwire: { stream: "pi-json", typedTools: [""] } }), "tripwire"],
       [JSON.stringify({ ...good, bounds: undefined }), "bounds"],
       [
         JSON.stringify({ ...good, bounds: { ...bounds, toolSocket: { ...bounds.toolSocket, depth: 0 } } }),
@@ -350,6 +396,10 @@ describe("planSession: session.json per example instance", () => {
         mayLaunch ? "/srv/mosaic-data/launch.sock" : null,
       );
       expect(p.spec.mayLaunch, "the sandbox binds the launch socket only for that role").toBe(mayLaunch);
+      expect(sf.tripwire, "every real harness's session has its tripwire on, reading its own stream").toEqual({
+        stream: d.plan.harness === "pi" ? "pi-json" : "claude-stream-json",
+        typedTools: d.plan.tripwire.typedTools,
+      });
       expect(p.spec.runner, "the runner is the checkout's").toBe(`${FIXTURE_REPO}/${RUNNER_ENTRY}`);
       expect(p.spec.runnerFiles, "the runner's entry is among the bound files").toContain(p.spec.runner);
       expect([sf.workspace, sf.runDir, sf.run], "session.json is this instance's").toEqual([

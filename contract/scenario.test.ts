@@ -408,6 +408,12 @@ const base = (): Evidence => ({
     { time: "t", method: "GET", path: "/v1/models", outcome: "refused", status: 403, bytesIn: 0, bytesOut: 1 },
   ],
   stderr: ["", ""],
+  runnerLog: [
+    "mosaic runner: claimed acme-coder for run r1",
+    "mosaic runner: turn 1: tripwire: the gate allowed each of 2 completed tool calls",
+    "mosaic runner: turn 1: ok",
+    "",
+  ].join("\n"),
   files: {
     "/h/kept": { before: "aa", after: "aa" },
     "/h/changed": { before: "aa", after: "bb" },
@@ -541,6 +547,26 @@ const CASES: Case[] = [
     "pass",
   ],
   ["turn did not fail", { turn_failed: true }, same, "fail"],
+  ["the gate saw every call", { gate_saw_every_call: true }, same, "pass"],
+  [
+    "a call ran without the gate",
+    { gate_saw_every_call: true },
+    (e) => ({
+      ...e,
+      runnerLog: e.runnerLog.replace(
+        "tripwire: the gate allowed each of 2 completed tool calls",
+        'tripwire: Read (call "t1") ran without the gate: the gate reported no allow for call "t1"',
+      ),
+    }),
+    "fail",
+  ],
+  [
+    "a turn with no tripwire line (the tripwire off)",
+    { gate_saw_every_call: true },
+    (e) => ({ ...e, runnerLog: e.runnerLog.replace(/.*tripwire.*\n/, "") }),
+    "fail",
+  ],
+  ["no turn ran", { gate_saw_every_call: true }, (e) => ({ ...e, runnerLog: "" }), "unobserved"],
   [
     "turn failed for another reason",
     { turn_failed: { why: "wall clock" } },

@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { importGraph } from "../src/host/import-graph.ts";
 import { liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 
@@ -99,15 +100,11 @@ describe("claude-gate hook process", () => {
   });
 
   it("exits 2 when it crashes (a module of the gate missing), and 0 from the intact copy", () => {
+    // Every file the hook loads, as the launcher binds them: its import graph from the entry.
+    const files = importGraph([join(REPO_ROOT, "src/host/claude-gate.ts")]).files.map((f) => relative(REPO_ROOT, f));
+    expect(files, "the graph reaches decide()").toContain("src/core/gate/decide.ts");
     const copy = (dir: string) => {
-      for (const p of [
-        "src/host/claude-gate.ts",
-        "src/host/fs-view.ts",
-        "src/core/gate",
-        "src/core/paths.ts",
-        "src/core/policy.ts",
-      ])
-        cpSync(join(REPO_ROOT, p), join(dir, p), { recursive: true });
+      for (const p of files) cpSync(join(REPO_ROOT, p), join(dir, p), { recursive: true });
       writeFileSync(join(dir, "package.json"), '{"type":"module"}\n');
       return join(dir, "src/host/claude-gate.ts");
     };

@@ -81,10 +81,15 @@ describe("breaking the other scenarios on purpose", () => {
       ...load("claude-file-tools-outside"),
       break: { expose_stand_ins: true as const, gate: "unhooked" as const, drop_flags: ["--restricted"] },
     };
-    const r = await runScenario(s, { id: "control-claude-unhooked", runsDir });
+    const r = await runScenario(
+      { ...s, assertions: [...s.assertions, { turn_failed: { why: "ran without the gate" } }] },
+      { id: "control-claude-unhooked", runsDir },
+    );
     expect(r.problem).toBeNull();
     expect(verdictOf(r, 'path_blocked {"path":"{{secrets_env}}"')).toBe("fail");
     expect(verdictOf(r, "no_standin_leak")).toBe("fail");
+    expect(verdictOf(r, "turn_failed"), "the tripwire fails the turn whose calls ran unhooked").toBe("pass");
+    expect(verdictOf(r, "gate_saw_every_call")).toBe("fail");
   }, 120_000);
 
   it("claude-gate-crash with its fault removed: the same read inside runs, so the fault scenario's block is the crash's doing", async () => {
@@ -153,26 +158,26 @@ describe("breaking pm-launches-claude-coder on purpose", () => {
   }, 120_000);
 });
 
+/** A fake-harness scenario whose reply never holds one of the texts asked for. */
+const FAILING = [
+  "name: fails-on-purpose",
+  "description: a fake-harness session whose reply never holds the text asked for",
+  "harness: fake",
+  "instance: { ref: pi-coder }",
+  "messages:",
+  "  - body: echo hello",
+  "assertions:",
+  "  - reply_contains: hello",
+  "  - reply_contains: goodbye",
+  "  - egress_refused: { path: /v1/models }",
+  "",
+].join("\n");
+
 describe("mosaic-harness run, as a process", () => {
   it("a scenario whose assertions fail and go unobserved exits 1, and the table says which", () => {
     const dir = join(scratch.root, "failing");
     mkdirSync(dir);
-    writeFileSync(
-      join(dir, "fails-on-purpose.yaml"),
-      [
-        "name: fails-on-purpose",
-        "description: a fake-harness session whose reply never holds the text asked for",
-        "harness: fake",
-        "instance: { ref: pi-coder }",
-        "messages:",
-        "  - body: echo hello",
-        "assertions:",
-        "  - reply_contains: hello",
-        "  - reply_contains: goodbye",
-        "  - egress_refused: { path: /v1/models }",
-        "",
-      ].join("\n"),
-    );
+    writeFileSync(join(dir, "fails-on-purpose.yaml"), FAILING);
     const r = spawnSync(process.execPath, [join(REPO_ROOT, "src/cli/main.ts"), "run", dir], {
       encoding: "utf8",
       cwd: REPO_ROOT,
@@ -184,4 +189,53 @@ describe("mosaic-harness run, as a process", () => {
     expect(r.stdout).toMatch(/egress_refused .*\s+unobserved\s+unobserved: no matching request/);
     expect(r.stdout).toContain("0/1 scenarios passed; 3 assertion verdicts: 1 pass, 1 fail, 1 unobserved");
   }, 60_000);
+});
+
+// The tripwire's positive controls: the gate loaded but never called, as a harness version that
+// stopped calling it would be. Every other check still passes the turn (Pi's marker is written,
+// Claude Code's result line is there); only the tripwire fails it.
+describe("the tripwire, with the gate never called on purpose", () => {
+  const load = (n: string) => loadScenario(join(REPO_ROOT, `scenarios/${n}.yaml`));
+  const rows = (r: Awaited<ReturnType<typeof runScenario>>, kind: string) =>
+    r.assertions.filter((a) => a.label.startsWith(`${kind} `) || a.label === kind);
+  const withTrip = (s: Scenario, b: Scenario["break"]): Scenario => ({
+    ...s,
+    break: b,
+    assertions: [...s.assertions, { turn_failed: { why: "ran without the gate" } }],
+  });
+
+  it("Claude Code with settings.json's PreToolUse hook removed: a call inside completes ungated, and the turn fails naming it", async () => {
+    const r = await runScenario(withTrip(load("claude-file-tools-outside"), { gate: "no-handler" }), {
+      id: "control-claude-no-hook",
+      runsDir,
+    });
+    expect(r.problem).toBeNull();
+    expect(
+      rows(r, "tool_result_contains").map((a) => a.verdict),
+      "the Read inside ran",
+    ).toContain("pass");
+    expect(rows(r, "turn_failed").map((a) => a.verdict)).toEqual(["pass"]);
+    expect(rows(r, "turn_failed")[0]?.detail).toMatch(/The turn failed: (Read|Write|Edit) ran without the gate/);
+    expect(rows(r, "gate_saw_every_call").map((a) => [a.verdict, a.detail])).toEqual([
+      ["fail", expect.stringMatching(/^turn 1: (Read|Write|Edit) \(call "[^"]+"\) ran without the gate/)],
+    ]);
+    expect(
+      rows(r, "reply_contains").map((a) => a.verdict),
+      "the reply is the tripwire's, not the model's",
+    ).toEqual(["fail"]);
+  }, 120_000);
+
+  it("Pi's extension loaded without its tool_call handler: the read inside completes ungated, and the turn fails naming it", async () => {
+    const r = await runScenario(withTrip(load("pi-reads-outside"), { gate: "no-handler" }), {
+      id: "control-pi-no-handler",
+      runsDir,
+    });
+    expect(r.problem).toBeNull();
+    expect(rows(r, "turn_failed").map((a) => a.verdict)).toEqual(["pass"]);
+    expect(rows(r, "turn_failed")[0]?.detail).toMatch(/The turn failed: (read|write) ran without the gate/);
+    expect(rows(r, "gate_saw_every_call").map((a) => a.verdict)).toEqual(["fail"]);
+    expect(rows(r, "gate_saw_every_call")[0]?.detail).toMatch(
+      /^turn 1: (read|write) \(call "[^"]+"\) ran without the gate/,
+    );
+  }, 120_000);
 });

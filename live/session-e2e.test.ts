@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { binds } from "../src/core/sandbox/binds.ts";
+import { piReply } from "../src/core/runner/decisions.ts";
+import { checkTripwire, completedCalls } from "../src/core/runner/tripwire.ts";
 import type { Bind } from "../src/core/sandbox/types.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
@@ -183,7 +185,13 @@ describe("a planned Pi session, end to end", () => {
       );
       const r = await runTurn(p, binds(p.spec, p.facts, realFsView()), "do the task");
       expect(r.status, `pi failed: ${r.stderr.slice(0, 800)}`).toBe(0);
-      expect(r.stdout.trim()).toBe("turn-finished-pi");
+      expect(piReply(r.stdout), "the reply is agent_end's last message in Pi's JSON stream").toEqual({
+        reply: "turn-finished-pi\n",
+      });
+      expect(
+        completedCalls("pi-json", r.stdout).map((c) => c.tool),
+        "the tripwire reads the write and the read inside as completed; the two blocked reads are errors",
+      ).toEqual(["write", "read"]);
       const bodies = api.messageBodies();
       expect(bodies.length).toBe(5);
       const seen = toolResultsIn(bodies.at(-1));
@@ -219,7 +227,11 @@ describe("a planned Pi session, end to end", () => {
         ]),
       );
       const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts, realFsView()), "do the task");
-      expect(r.stdout.trim(), r.stderr.slice(0, 800)).toBe("turn-finished-noext");
+      expect(piReply(r.stdout), r.stderr.slice(0, 800)).toEqual({ reply: "turn-finished-noext\n" });
+      expect(
+        checkTripwire(p.plan.tripwire, completedCalls("pi-json", r.stdout), []),
+        "the tripwire sees the read complete with no report from a gate",
+      ).toMatchObject({ kind: "tripped", tool: "read", reply: "read ran without the gate" });
       expect(toolResultsIn(api.messageBodies().at(-1))[0], "with no gate the read goes through").toContain(
         stand.secret,
       );

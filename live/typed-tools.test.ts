@@ -2,6 +2,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { gateCompileCacheDir } from "../src/core/bundle/hook.ts";
+import { piReply } from "../src/core/runner/decisions.ts";
+import { GATE_REPORT_TOOL, type GateReport } from "../src/core/runner/tripwire.ts";
 import { decideLaunch, type LaunchPlan } from "../src/core/launch/decide-launch.ts";
 import { exampleInstance, exampleSettings } from "../src/conformance/worlds/examples.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
@@ -170,8 +172,25 @@ const HARNESSES = [
         .map((l) => JSON.parse(l) as { type: string; result?: string })
         .find((m) => m.type === "result")?.result,
   },
-  { harness: "pi", it: itPi, example: "pi-coder", toolName: "send_message", done: (stdout: string) => stdout.trim() },
+  {
+    harness: "pi",
+    it: itPi,
+    example: "pi-coder",
+    toolName: "send_message",
+    done: (stdout: string) => {
+      const r = piReply(stdout);
+      return "reply" in r ? r.reply.trim() : undefined;
+    },
+  },
 ] as const;
+
+/** The stand-in's requests: the typed calls, and the gate's reports of its decisions (the tripwire's evidence). */
+function split(requests: ReadonlyArray<{ tool: unknown; args: unknown }>) {
+  return {
+    calls: requests.filter((r) => r.tool !== GATE_REPORT_TOOL),
+    reports: requests.filter((r) => r.tool === GATE_REPORT_TOOL).map((r) => r.args as GateReport),
+  };
+}
 
 for (const h of HARNESSES) {
   describe(`${h.harness}: typed tools through the runner's tool socket`, () => {
@@ -207,9 +226,14 @@ for (const h of HARNESSES) {
             if (typeof want.text === "string") expect(got.text, "what the model saw").toBe(want.text);
             else expect(got.text, "what the model saw").toMatch(want.text);
             expect(got.isError, "shown as an error").toBe(want.isError);
-            if (arm.recorded)
-              expect(stand.requests).toEqual([{ id: expect.any(Number), tool: "send_message", args: SEND }]);
-            else expect(stand.requests, "nothing reached the tool socket").toEqual([]);
+            const { calls, reports } = split(stand.requests);
+            if (arm.recorded) expect(calls).toEqual([{ id: expect.any(Number), tool: "send_message", args: SEND }]);
+            else expect(calls, "no typed call reached the tool socket").toEqual([]);
+            if (arm.answer !== "socket-removed")
+              expect(
+                reports.map((r) => [r.tool, r.allow]),
+                "the gate reported its decision on the same socket, for the tripwire",
+              ).toEqual([[h.toolName, !arm.dropTypedToolsFromPolicy]]);
           } finally {
             await stand.stop();
             await api.stop();
@@ -246,10 +270,10 @@ describe("args outside the tool's schema", () => {
           const got = shown(api.messageBodies()[1]);
           expect(got.isError).toBe(true);
           if (claude) {
-            expect(stand.requests).toEqual([{ id: expect.any(Number), tool: "send_message", args: BAD }]);
+            expect(split(stand.requests).calls).toEqual([{ id: expect.any(Number), tool: "send_message", args: BAD }]);
             expect(got.text).toBe("refused: body is required");
           } else {
-            expect(stand.requests).toEqual([]);
+            expect(split(stand.requests).calls).toEqual([]);
             expect(got.text).toMatch(/^Validation failed for tool "send_message"/);
           }
         } finally {

@@ -7,7 +7,9 @@
 import type { Decision } from "../core/gate/decide.ts";
 import type { FsView } from "../core/gate/fs-view.ts";
 
-export type HookOutcome = { code: 0 } | { code: 2; stderr: string };
+/** What the hook decided, for its report to the runner's tripwire: absent when there was no call to name. */
+export type HookCall = { call: unknown; tool: unknown; input: unknown };
+export type HookOutcome = ({ code: 0 } | { code: 2; stderr: string }) & { call?: HookCall };
 
 type Decide = (policy: unknown, tool: unknown, input: unknown, fs: FsView) => Decision;
 
@@ -35,9 +37,10 @@ export function hookOutcome(
     return blocked("the hook input is not JSON");
   }
   if (typeof hook !== "object" || hook === null) return blocked("the hook input is not a JSON object");
-  const { tool_name, tool_input } = hook as Record<string, unknown>;
+  const { tool_name, tool_input, tool_use_id } = hook as Record<string, unknown>;
   const d = decide(policy, tool_name, tool_input, fs);
-  return d.allow ? { code: 0 } : blocked(d.reason);
+  const call = { call: tool_use_id, tool: tool_name, input: tool_input };
+  return d.allow ? { code: 0, call } : { ...blocked(d.reason), call };
 }
 
 /** What the hook needs from the machine. */
@@ -104,6 +107,11 @@ async function main(): Promise<void> {
   // Node's own handling of a rejection is a flag away from a warning (--unhandled-rejections=warn).
   process.on("unhandledRejection", crash); // safety: gate-hook-rejection-ignored
   const out = await runHook(process.argv.slice(2), readStdin, loadGate);
+  if (out.call !== undefined) {
+    // The tripwire's evidence that the gate saw this call; the verdict stands whether it arrives or not.
+    const { reportDecision } = await import("./gate-report.ts");
+    await reportDecision(process.env.MOSAIC_TOOL_SOCKET, { ...out.call, allow: out.code === 0 });
+  }
   if (out.code === 2) process.stderr.write(out.stderr);
   process.exitCode = out.code;
 }

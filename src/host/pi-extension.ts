@@ -12,6 +12,7 @@ import type { FsView } from "../core/gate/fs-view.ts";
 import { readToolsFile } from "./read-tools-file.ts";
 import { TOOL_SOCKET_ENV } from "./tool-client.ts";
 import { registerTypedTools } from "./pi-typed-tools.ts";
+import { reportDecision } from "./gate-report.ts";
 
 export const POLICY_ENV = "MOSAIC_POLICY_FILE";
 export const MARKER_ENV = "MOSAIC_TURN_MARKER";
@@ -47,7 +48,17 @@ export function toolCallVerdict(
 export default function mosaicGate(pi: ExtensionAPI): void {
   const source = readPolicyFile(process.env);
   const fs = realFsView();
-  pi.on("tool_call", (event) => toolCallVerdict(source, event.toolName, event.input, fs));
+  pi.on("tool_call", async (event) => {
+    const verdict = toolCallVerdict(source, event.toolName, event.input, fs);
+    // The tripwire's evidence that the gate saw this call; the verdict stands whether it arrives or not.
+    await reportDecision(process.env[TOOL_SOCKET_ENV], {
+      call: event.toolCallId,
+      tool: event.toolName,
+      input: event.input,
+      allow: verdict === undefined,
+    });
+    return verdict;
+  });
   registerTypedTools(pi, readToolsFile(process.env), process.env[TOOL_SOCKET_ENV], (line) =>
     process.stderr.write(line + "\n"),
   );

@@ -176,6 +176,7 @@ const JUDGES: Readonly<Record<AssertionKind, (j: Judged) => AssertionVerdict>> =
       : fail(`${ev.trapConnections} connection${ev.trapConnections === 1 ? "" : "s"} reached the trap`);
   },
   turn_failed: judgeTurnFailed,
+  gate_saw_every_call: judgeGateSawEveryCall,
   launch_socket_bound: judgeLaunchSocket,
   egress_refused: judgeEgress,
 };
@@ -246,6 +247,28 @@ function judgePathBlocked({ ev, raw, values }: Judged): AssertionVerdict {
   return pass(
     `${calls.length} ${calls[0]!.name} call${calls.length === 1 ? "" : "s"}, blocked: ${JSON.stringify(calls[0]!.result!.slice(0, 120))}`,
   );
+}
+
+const TRIPWIRE_LINE = /turn (\d+): tripwire: (.*)$/;
+const TRIPWIRE_OK = /^the gate allowed each of (\d+) completed tool calls$/;
+
+/** Every turn the runner ran has its tripwire line, and every one of them is the all-allowed line. */
+function judgeGateSawEveryCall({ ev }: Judged): AssertionVerdict {
+  const lines = ev.runnerLog.split("\n").flatMap((l) => {
+    const m = TRIPWIRE_LINE.exec(l);
+    return m === null ? [] : [{ turn: Number(m[1]), text: m[2]! }];
+  });
+  const turns = ev.runnerLog.split("\n").filter((l) => /turn \d+: (ok|failed)/.test(l)).length;
+  if (turns === 0) return unobserved("the runner's record shows no turn");
+  if (lines.length !== turns)
+    return fail(`${turns} turns ran, but the runner's record has ${lines.length} tripwire lines`);
+  let calls = 0;
+  for (const l of lines) {
+    const ok = TRIPWIRE_OK.exec(l.text);
+    if (ok === null) return fail(`turn ${l.turn}: ${l.text.slice(0, 200)}`);
+    calls += Number(ok[1]);
+  }
+  return pass(`${turns} turn${turns === 1 ? "" : "s"}, ${calls} completed tool calls, each allowed by the gate`);
 }
 
 function judgeTurnFailed({ raw, values, replies, allReplies }: Judged): AssertionVerdict {

@@ -15,6 +15,8 @@ export interface Evidence {
   egress: readonly EgressRecord[] | null;
   /** The runner's stderr and each turn's. */
   stderr: readonly string[];
+  /** The runner's own stderr as the host kept it, outside the sandbox: its record of each turn and its tripwire. */
+  runnerLog: string;
   /** sha256 (hex) of each host file a file_* assertion names, before and after the session; null: absent. */
   files: Readonly<Record<string, { before: string | null; after: string | null }>>;
   /** The runner's exit code when the session ended; null when it was killed by a signal or never ran. */

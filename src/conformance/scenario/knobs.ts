@@ -24,7 +24,7 @@ function gateFlagValue(p: PreparedLaunch, harness: "pi" | "claude-code"): string
 }
 
 /** The break knobs, applied on purpose. */
-export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunch): PreparedLaunch {
+export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunch, ws: string): PreparedLaunch {
   let out = p;
   if (s.break.expose_stand_ins) {
     const files = Object.values(w.stand.files);
@@ -45,8 +45,38 @@ export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunc
         [GATE_FLAG[s.harness as "pi" | "claude-code"], gateFlagValue(out, s.harness as "pi" | "claude-code")],
       ]),
     );
+  if (s.break.gate === "no-handler" && s.harness === "pi") {
+    const file = join(ws, FAULT_DIR, "gate-no-handler.ts");
+    mkdirSync(join(ws, FAULT_DIR), { recursive: true });
+    writeFileSync(file, piNoHandlerExtension());
+    const ext = gateFlagValue(out, "pi");
+    out = launchWithArgv(out, (argv) => argv.map((t) => (t === ext ? file : t)));
+  }
+  if (s.break.gate === "no-handler" && s.harness === "claude-code")
+    out = launchWithSettings(out, "break.gate", (settings) => {
+      const doc = JSON.parse(settings) as { hooks?: Record<string, unknown> };
+      if (doc.hooks?.PreToolUse === undefined)
+        throw new Error("break.gate: the bundle's settings.json has no PreToolUse hook");
+      delete doc.hooks.PreToolUse;
+      return JSON.stringify(doc, null, 2) + "\n";
+    });
   if (s.break.drop_flags !== undefined) out = launchWithArgv(out, (argv) => withoutFlags(argv, s.break.drop_flags!));
   return out;
+}
+
+/**
+ * Pi's extension with no tool_call handler at all, as a Pi that stopped calling it would be: every
+ * call runs ungated. It still writes the turn marker at agent_end, so only the tripwire can tell.
+ */
+function piNoHandlerExtension(): string {
+  return [
+    `import { writeFileSync } from "node:fs";`,
+    `export default function gateWithoutHandler(pi) {`,
+    `  const marker = process.env.MOSAIC_TURN_MARKER;`,
+    `  if (marker) pi.on("agent_end", () => writeFileSync(marker, "agent_end " + new Date().toISOString() + "\\n"));`,
+    `}`,
+    ``,
+  ].join("\n");
 }
 
 /**

@@ -16,7 +16,7 @@ export type Harness = keyof typeof HARNESSES;
 
 /** Every `break` knob: a protection removed on purpose, so a scenario's "no" is shown to be that protection's doing. */
 export const BREAK_KNOBS = {
-  gate: "unhooked: the gate is not configured (Pi without its -e extension, Claude Code without its --settings file and so without its PreToolUse hook)",
+  gate: "unhooked: the gate is not configured (Pi without its -e extension, Claude Code without its --settings file and so without its PreToolUse hook); no-handler: the gate is loaded but never called (Pi's extension without its tool_call handler, still writing the turn marker; Claude Code's settings.json without its PreToolUse hook)",
   expose_stand_ins: "true: every planted stand-in is bound read-only into the sandbox at its own path",
   launch_socket: "bound: the launch socket is bound read-only into the sandbox whatever the role may do",
   drop_flags:
@@ -121,6 +121,10 @@ export const ASSERTION_KINDS = {
     value: z.int().min(0).max(255),
     what: "the runner (the sandbox's pid 1) exited with this code when the session ended",
   },
+  gate_saw_every_call: {
+    value: z.literal(true),
+    what: "the runner's record (its stderr, kept by the host outside the sandbox) has a tripwire line for every turn, each saying the gate allowed every tool call that completed",
+  },
   turn_failed: {
     value: z.union([z.literal(true), z.strictObject({ why: Needle })]),
     what: "a turn counted as failed (its reply is `The turn failed: ...`, containing `why` when given)",
@@ -193,7 +197,7 @@ const HarnessSchema = z.enum(Object.keys(HARNESSES) as [Harness, ...Harness[]]);
 
 export const BreakSchema = z
   .strictObject({
-    gate: z.literal("unhooked").optional().describe(BREAK_KNOBS.gate),
+    gate: z.enum(["unhooked", "no-handler"]).optional().describe(BREAK_KNOBS.gate),
     expose_stand_ins: z.literal(true).optional().describe(BREAK_KNOBS.expose_stand_ins),
     launch_socket: z.literal("bound").optional().describe(BREAK_KNOBS.launch_socket),
     drop_flags: z

@@ -146,7 +146,12 @@ async function launchSession(st: SessionRunSetup, files: FileHashes): Promise<Li
     });
     const prepared = prepareLaunch(req);
     if (prepared.kind === "refuse") throw new Error(`the launcher refused: ${prepared.code}: ${prepared.message}`);
-    const p = applyFault(spec, instance.workspace, REPO_ROOT, applyBreak(spec, w, prepared.prepared));
+    const p = applyFault(
+      spec,
+      instance.workspace,
+      REPO_ROOT,
+      applyBreak(spec, w, prepared.prepared, instance.workspace),
+    );
     session = start(p);
     const live: Live = { api, session, hadProxy: p.session.sessionFile.model !== null, over: false };
     st.event("launched", {
@@ -243,6 +248,7 @@ function collectEvidence(
     broker,
     egress,
     stderr,
+    runnerLog: end.stderr,
     files,
     exit,
     transcripts: readTree([join(runDir, "home"), join(runDir, "session")]),

@@ -65,6 +65,9 @@ export function piCommand(inp: AdapterInput, piBinary: string): AdapterCommand {
     paths.node,
     piBinary,
     "-p",
+    // Its event stream, which the runner's tripwire reads; the reply is agent_end's last message.
+    "--mode",
+    "json", // safety: pi-no-event-stream
     "--provider",
     route.provider,
     "--model",

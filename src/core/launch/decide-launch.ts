@@ -1,3 +1,4 @@
+import type { TripwireSpec } from "../runner/tripwire.ts";
 import type { BindRow, Harness } from "../sandbox/types.ts";
 import { presentCredentialSet } from "../session/credentials.ts";
 import { founderVariables } from "../session/env.ts";
@@ -35,6 +36,7 @@ export interface LaunchPlan {
   bundle: BundleFiles;
   adapter: AdapterCommand;
   turnEnd: TurnEnd;
+  tripwire: TripwireSpec;
   sessionFiles: string;
   sandboxMounts: BindRow[];
 }
@@ -123,6 +125,7 @@ export function decideLaunch(
       bundle,
       adapter,
       turnEnd: route.module.turnEnd(paths),
+      tripwire: { stream: route.module.eventStream, typedTools },
       sessionFiles: route.module.sessionFiles(paths),
       sandboxMounts: [...route.module.sandboxMounts],
     },

@@ -57,6 +57,7 @@ export const claudeCode: HarnessModule = {
     emptyOutputFails: true,
     why: "without a writable TMPDIR Claude Code exits 0 with empty output; only a final result line is a turn",
   }),
+  eventStream: "claude-stream-json",
   sessionFiles: (p) => `${p.runDir}/home/.claude/projects`,
   reliesOn: [
     "1. block a tool: PreToolUse command hook exits 2; --bare is never passed",

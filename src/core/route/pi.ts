@@ -53,6 +53,7 @@ export const pi: HarnessModule = {
     writtenAt: "agent_end",
     why: "Pi exits 0 even when the extension never saw the turn end; only the marker proves the gated turn finished",
   }),
+  eventStream: "pi-json",
   sessionFiles: (p) => `${piAgentDir(p)}/sessions`,
   reliesOn: [
     "1. block a tool: tool_call handler returns a block",

@@ -1,3 +1,4 @@
+import type { EventStream } from "../runner/tripwire.ts";
 import type { BindRow, Harness } from "../sandbox/types.ts";
 
 /** What the launcher knows about one harness binary, read by src/host and passed in as data. */
@@ -60,6 +61,8 @@ export interface HarnessModule {
   /** Variables the adapter sets for this harness, beyond the shared MOSAIC_* ones. */
   adapterEnv(paths: RunPaths): Record<string, string>;
   turnEnd(paths: RunPaths): TurnEnd;
+  /** The event stream on stdout the runner's tripwire reads each turn's completed tool calls from. */
+  eventStream: EventStream;
   /** Where the harness keeps its session files (transcripts), which the usage reader reads. */
   sessionFiles(paths: RunPaths): string;
   /** The S0 lines (seed 000, rows 1 to 5) this harness relies on. */

@@ -57,11 +57,11 @@ export const TOOL_SOCKET_BOUNDS = {
 export const TURN_BOUNDS = {
   stdoutReply: {
     value: BROKER_LINE_BYTES - 4 * KiB,
-    why: "Pi and the fake adapter: stdout is the reply, sent to the broker as one message body in its 1 MiB line with an envelope of under 4 KiB; a longer reply could never be delivered",
+    why: "the fake adapter: stdout is the reply, sent to the broker as one message body in its 1 MiB line with an envelope of under 4 KiB; a longer reply could never be delivered",
   },
   stdoutStream: {
     value: 64 * MiB,
-    why: "Claude Code: stdout is stream-json, every message and tool result of the turn, of which only the result line is the reply; 64 MiB holds hundreds of large file reads while keeping pid 1 far from V8's 512 MiB string limit",
+    why: "Claude Code's stream-json and Pi's JSON mode: every message and tool result of the turn, read by the tripwire, of which only the result (agent_end) is the reply; 64 MiB holds hundreds of large file reads while keeping pid 1 far from V8's 512 MiB string limit",
   },
   stderr: {
     value: 8 * MiB,
@@ -71,7 +71,7 @@ export const TURN_BOUNDS = {
 
 /** The bounds session.json carries, for a turn that ends the way `turnEnd` says. */
 export function planRunnerBounds(turnEnd: { kind: "marker" | "result-line" | "exit" }): RunnerBounds {
-  const stdoutBytes = turnEnd.kind === "result-line" ? TURN_BOUNDS.stdoutStream.value : TURN_BOUNDS.stdoutReply.value;
+  const stdoutBytes = turnEnd.kind === "exit" ? TURN_BOUNDS.stdoutReply.value : TURN_BOUNDS.stdoutStream.value;
   return {
     toolSocket: {
       lineBytes: TOOL_SOCKET_BOUNDS.lineBytes.value,

@@ -93,6 +93,38 @@ function claudeResult(stdout: string): string | null {
 }
 
 /**
+ * Pi's JSON mode: the reply is the text of the last assistant message in the last agent_end event,
+ * as print mode would write it; a last message that stopped on an error or abort is no reply.
+ */
+export function piReply(stdout: string): { reply: string } | { why: string } {
+  let end: unknown = null;
+  for (const line of stdout.split("\n")) {
+    if (!line.includes('"agent_end"')) continue;
+    try {
+      const e = JSON.parse(line) as { type?: unknown };
+      if (e.type === "agent_end") end = e;
+    } catch {
+      // not a JSON line
+    }
+  }
+  if (end === null) return { why: "Pi's JSON stream has no agent_end event" };
+  const messages = (end as { messages?: unknown }).messages;
+  const last = Array.isArray(messages) ? messages.at(-1) : undefined;
+  if (typeof last !== "object" || last === null || (last as { role?: unknown }).role !== "assistant")
+    return { why: "Pi's agent_end event ends with no assistant message" };
+  const m = last as { stopReason?: unknown; errorMessage?: unknown; content?: unknown };
+  if (m.stopReason === "error" || m.stopReason === "aborted")
+    return {
+      why: `Pi's last message stopped on ${m.stopReason}: ${typeof m.errorMessage === "string" ? m.errorMessage : "no message"}`,
+    };
+  const text = (Array.isArray(m.content) ? m.content : [])
+    .filter((c): c is { type: "text"; text: string } => c?.type === "text" && typeof c.text === "string")
+    .map((c) => `${c.text}\n`)
+    .join("");
+  return { reply: text };
+}
+
+/**
  * Whether a turn counts (seed 000): it exits 0, within its wall clock, and its harness's turn-end
  * check holds: Pi's agent_end marker; a non-empty result line for Claude Code (without a writable
  * TMPDIR it exits 0 with empty output). Its output goes back as the RESULT.
@@ -116,7 +148,9 @@ export function judgeTurn(turnEnd: SessionFile["turnEnd"], r: TurnRun, timeoutSe
         kind: "failed",
         why: "the harness exited 0 but never wrote its agent_end marker, so the gated turn did not end",
       }; // safety: runner-no-marker-check
-    return { kind: "ok", reply: r.stdout.trim() };
+    const pi = piReply(r.stdout);
+    if ("why" in pi) return { kind: "failed", why: pi.why };
+    return { kind: "ok", reply: pi.reply.trim() };
   }
   if (turnEnd.kind === "result-line") {
     const res = claudeResult(r.stdout);

@@ -1,5 +1,6 @@
 import type { TurnEnd } from "../route/types.ts";
 import type { RunnerBounds } from "./bounds.ts";
+import type { TripwireSpec } from "./tripwire.ts";
 
 /**
  * session.json: what the host tells the runner about its session. Written once by the launcher,
@@ -21,6 +22,8 @@ export interface SessionFile {
   adapter: { argv: string[]; env: Record<string, string>; cwd: string };
   /** How the runner tells a finished turn from a failed one. */
   turnEnd: TurnEnd | { kind: "exit"; why: string };
+  /** What the tripwire reads after each turn; null for the fake adapter, which has no gate. */
+  tripwire: TripwireSpec | null;
   turnTimeoutSeconds: number;
   /** Failed polls in a row before the runner gives up on the broker (exit 23). */
   brokerRetries: number;
@@ -81,6 +84,15 @@ export function parseSessionFile(text: string): Parsed<SessionFile> {
   if (!isObj(t) || !["marker", "result-line", "exit"].includes(t.kind as string))
     return bad("turnEnd.kind", "marker, result-line or exit");
   if (t.kind === "marker" && !isAbs(t.file)) return bad("turnEnd.file", "an absolute path");
+  const w = d.tripwire;
+  if (
+    w !== null &&
+    (!isObj(w) ||
+      (w.stream !== "claude-stream-json" && w.stream !== "pi-json") ||
+      !Array.isArray(w.typedTools) ||
+      !w.typedTools.every(isStr))
+  )
+    return bad("tripwire", "null, or {stream: claude-stream-json or pi-json, typedTools: a list of names}");
   for (const f of ["turnTimeoutSeconds", "brokerRetries", "pollMs", "brokerTimeoutSeconds"] as const)
     if (!isPosInt(d[f])) return bad(f, "a positive integer");
   if (d.model !== null) {

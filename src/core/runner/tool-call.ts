@@ -1,4 +1,5 @@
 import type { ToolSocketBounds } from "./bounds.ts";
+import { GATE_REPORT_TOOL, readGateReport, type GateReport } from "./tripwire.ts";
 
 /** How a typed tool reaches the bus, as tools.json records it. */
 export type ToolRoute = { broker: string } | { launchSocket: true };
@@ -34,7 +35,9 @@ export type ToolDecision =
       verb: string;
       args: Record<string, unknown>;
     }
-  | { kind: "answer"; id: string | number | null; error: string };
+  | { kind: "answer"; id: string | number | null; error: string }
+  /** The gate's report of one decision, kept for the turn's tripwire; never forwarded. */
+  | { kind: "report"; id: string | number | null; report: GateReport };
 
 /** Parses one tool-socket line (docs/protocols.md, "Tool socket": `{id?, tool, args}`). */
 export function parseToolLine(line: string): ToolRequest | { bad: string } {
@@ -60,6 +63,12 @@ export function decideToolCall(
   launchSocket: string | null,
 ): ToolDecision {
   if (typeof req.tool !== "string") return { kind: "answer", id: req.id, error: "bad request: tool is not a string" };
+  if (req.tool === GATE_REPORT_TOOL) {
+    const report = readGateReport(req.args);
+    if ("bad" in report)
+      return { kind: "answer", id: req.id, error: `bad request: ${GATE_REPORT_TOOL}: ${report.bad}` };
+    return { kind: "report", id: req.id, report };
+  }
   const route = routes.get(req.tool); // safety: tool-socket-any-tool
   if (route === undefined)
     return { kind: "answer", id: req.id, error: `refused: ${req.tool} is not one of this session's typed tools` };

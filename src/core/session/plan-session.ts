@@ -137,6 +137,8 @@ export function planSession(inp: SessionInputs): SessionPlan {
     launchSocket: mayLaunch ? inp.launchSocket : null,
     adapter,
     turnEnd: fake !== null ? { kind: "exit", why: "the fake adapter's exit status is the turn's" } : plan.turnEnd,
+    // safety: tripwire-off
+    tripwire: fake !== null ? null : plan.tripwire,
     turnTimeoutSeconds: inp.timings?.turnTimeoutSeconds ?? RUNNER_DEFAULTS.turnTimeoutSeconds,
     brokerRetries: inp.timings?.brokerRetries ?? RUNNER_DEFAULTS.brokerRetries,
     pollMs: inp.timings?.pollMs ?? RUNNER_DEFAULTS.pollMs,

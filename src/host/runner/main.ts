@@ -19,6 +19,13 @@ import {
 import { parseCapabilityLine, parseSessionFile, type SessionFile } from "../../core/runner/session-file.ts";
 import { turnEndKill } from "../../core/runner/bounds.ts";
 import { parseToolRoutes } from "../../core/runner/tool-call.ts";
+import {
+  checkTripwire,
+  keepReport,
+  completedCalls,
+  tripwireLine,
+  type GateReport,
+} from "../../core/runner/tripwire.ts";
 import { founderVariables } from "../../core/session/env.ts";
 import { callBroker } from "./broker-client.ts";
 import { forwardModelPort } from "./model-forward.ts";
@@ -31,6 +38,8 @@ let current: RunningTurn | null = null;
 let session: SessionFile | null = null;
 let cap: string | null = null;
 const servers: Server[] = [];
+/** The gate's reports since the current turn started, for its tripwire. */
+let reports: GateReport[] = [];
 const SESSION_GONE_CODES = ["unauthenticated", "claim-revoked", "not-claimed"];
 
 // A host that died leaves stderr a broken pipe: the runner keeps going, and ends at its next poll.
@@ -129,6 +138,7 @@ async function main(): Promise<void> {
       (socket, verb, args) =>
         callBroker(socket === "launch" ? s.launchSocket! : s.brokerSocket, cap!, verb, args, timeoutMs),
       s.bounds.toolSocket,
+      (r) => keepReport(reports, r),
     ),
   );
   if (s.model !== null) servers.push(await forwardModelPort(s.model.port, s.model.socket));
@@ -148,6 +158,7 @@ async function main(): Promise<void> {
       if (action.kind === "ignore") continue;
       turns += 1;
       const marker = s.turnEnd.kind === "marker" ? s.turnEnd.file : null;
+      reports = [];
       current = startTurn(s.adapter, m.body, {
         timeoutMs: s.turnTimeoutSeconds * 1000,
         stderrFile: join(runDir, "turns", turnStderrName(turns)),
@@ -159,7 +170,13 @@ async function main(): Promise<void> {
       const run = await current.done;
       current = null;
       if (stopping) break;
-      const outcome = judgeTurn(s.turnEnd, run, s.turnTimeoutSeconds);
+      let outcome = judgeTurn(s.turnEnd, run, s.turnTimeoutSeconds);
+      if (s.tripwire !== null) {
+        const wire = checkTripwire(s.tripwire, completedCalls(s.tripwire.stream, run.stdout), reports);
+        log(tripwireLine(turns, wire));
+        // A turn that failed already keeps its own reason; the record line above names the tripwire's.
+        if (wire.kind === "tripped" && outcome.kind === "ok") outcome = { kind: "failed", why: wire.reply }; // safety: tripwire-ignored
+      }
       log(`turn ${turns}: ${outcome.kind === "ok" ? "ok" : `failed: ${outcome.why}`}`);
       const send = (body: string) => broker("message.send", { to: m.from, kind: "result", replyTo: m.id, body });
       let sent = await send(replyText(outcome));

@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import type { ToolSocketBounds } from "../../core/runner/bounds.ts";
 import { boundRefusal, decideToolCall, readToolLine, toolAnswer, type ToolRoute } from "../../core/runner/tool-call.ts";
 import type { BrokerAnswer } from "../../core/runner/decisions.ts";
+import type { GateReport } from "../../core/runner/tripwire.ts";
 
 const NEWLINE = 0x0a;
 
@@ -49,6 +50,7 @@ export function serveToolSocket(
   launchSocket: string | null,
   forward: ToolForward,
   bounds: ToolSocketBounds,
+  onReport: (r: GateReport) => void = () => {},
 ): Promise<Server> {
   if (at.fd === undefined) rmSync(at.path, { force: true });
   let open = 0;
@@ -58,7 +60,7 @@ export function serveToolSocket(
       c.on("close", () => (open -= 1));
       c.on("error", () => {});
       if (open > bounds.connections) return close(c, errorLine(null, boundRefusal("connections", bounds))); // safety: tool-socket-connections-unbounded
-      serveConnection(c, routes, launchSocket, forward, bounds);
+      serveConnection(c, routes, launchSocket, forward, bounds, onReport);
     }),
   );
   // Accept errors come here. At EMFILE libuv accepts and closes the connection itself (measured:
@@ -86,6 +88,7 @@ function serveConnection(
   launchSocket: string | null,
   forward: ToolForward,
   bounds: ToolSocketBounds,
+  onReport: (r: GateReport) => void,
 ): void {
   let partial: Buffer[] = [];
   let partialBytes = 0;
@@ -111,6 +114,10 @@ function serveConnection(
     if ("bad" in req) return answer(errorLine(req.id, req.bad));
     const d = decideToolCall(routes, req, launchSocket);
     if (d.kind === "answer") return answer(errorLine(d.id, d.error));
+    if (d.kind === "report") {
+      onReport(d.report);
+      return answer(JSON.stringify({ id: d.id, ok: true, result: null }));
+    }
     answer(toolAnswer(d.id, await forward(d.socket, d.verb, d.args)));
   };
   const take = (bytes: Buffer) => {
