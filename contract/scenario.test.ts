@@ -707,14 +707,24 @@ describe("the report", () => {
 
 describe("mosaic-harness run's arguments", () => {
   it.each([
-    [["run"], { kind: "run", paths: [], only: null, json: false, junit: null, repeat: 1 }],
+    [["run"], { kind: "run", paths: [], only: null, json: false, junit: null, repeat: 1, jobs: null }],
     [
       ["run", "--only", "a", "--only", "b,c"],
-      { kind: "run", paths: [], only: ["a", "b", "c"], json: false, junit: null, repeat: 1 },
+      { kind: "run", paths: [], only: ["a", "b", "c"], json: false, junit: null, repeat: 1, jobs: null },
     ],
     [
       ["run", "scenarios/x.yaml", "--only", "a,b", "--json", "--junit", "r.xml", "--repeat", "3"],
-      { kind: "run", paths: ["scenarios/x.yaml"], only: ["a", "b"], json: true, junit: "r.xml", repeat: 3 },
+      { kind: "run", paths: ["scenarios/x.yaml"], only: ["a", "b"], json: true, junit: "r.xml", repeat: 3, jobs: null },
+    ],
+    [["run", "--jobs", "4"], { kind: "run", paths: [], only: null, json: false, junit: null, repeat: 1, jobs: 4 }],
+    [["run", "--jobs", "0"], { kind: "usage-error", message: "run: --jobs needs a whole number from 1 to 64, got 0" }],
+    [
+      ["run", "--jobs", "65"],
+      { kind: "usage-error", message: "run: --jobs needs a whole number from 1 to 64, got 65" },
+    ],
+    [
+      ["run", "--jobs", "1.5"],
+      { kind: "usage-error", message: "run: --jobs needs a whole number from 1 to 64, got 1.5" },
     ],
     [
       ["run", "--repeat", "0"],

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { runProcess } from "../src/conformance/processes/run-process.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect } from "vitest";
@@ -189,6 +190,45 @@ describe("mosaic-harness run, as a process", () => {
     expect(r.stdout).toMatch(/egress_refused .*\s+unobserved\s+unobserved: no matching request/);
     expect(r.stdout).toContain("0/1 scenarios passed; 3 assertion verdicts: 1 pass, 1 fail, 1 unobserved");
   }, 60_000);
+
+  it("--jobs 1 and --jobs 4 give the same verdict table, a failing scenario's rows included", async () => {
+    const dir = join(scratch.root, "failing-jobs");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "fails-on-purpose.yaml"), FAILING);
+    const files = [
+      dir,
+      ...["pi-reads-outside", "claude-file-tools-outside", "fake-shell-confined", "pi-egress-refused"].map((n) =>
+        join(REPO_ROOT, `scenarios/${n}.yaml`),
+      ),
+    ];
+    const table = async (jobs: number) => {
+      const r = await runProcess(
+        process.execPath,
+        [join(REPO_ROOT, "src/cli/main.ts"), "run", ...files, "--json", "--jobs", String(jobs)],
+        { cwd: REPO_ROOT, env: process.env, timeoutMs: 300_000 },
+      );
+      expect(r.status, r.stderr.slice(-800)).toBe(1);
+      expect(r.stderr, "the progress line names the parallelism").toContain(`5 scenario runs, up to ${jobs} at once`);
+      const doc = JSON.parse(r.stdout) as {
+        scenarios: Array<{ name: string; runs: Array<{ assertions: Array<{ label: string; verdict: string }> }> }>;
+      };
+      return doc.scenarios.map((sc) => [
+        sc.name,
+        sc.runs.map((run) => run.assertions.map((a) => `${a.verdict} ${a.label}`)),
+      ]);
+    };
+    const one = await table(1);
+    const four = await table(4);
+    expect(one.map(([n]) => n)).toEqual([
+      "fails-on-purpose",
+      "pi-reads-outside",
+      "claude-file-tools-outside",
+      "fake-shell-confined",
+      "pi-egress-refused",
+    ]);
+    expect(JSON.stringify(one), "the failing scenario fails at both").toContain("fail reply_contains goodbye");
+    expect(four).toEqual(one);
+  }, 600_000);
 });
 
 // The tripwire's positive controls: the gate loaded but never called, as a harness version that

@@ -1,18 +1,31 @@
-export const USAGE = `usage: mosaic-harness run [scenario.yaml|dir ...] [--only id,...] [--json] [--junit FILE] [--repeat N]
+export const USAGE = `usage: mosaic-harness run [scenario.yaml|dir ...] [--only id,...] [--json] [--junit FILE] [--repeat N] [--jobs N]
        mosaic-harness plan <spec.json> [--json]
 
   run    run conformance scenarios (scenarios/*.yaml by default) as real confined sessions and
-         print a verdict table: scenario x assertion, then a summary line
+         print a verdict table: scenario x assertion, then a summary line; --jobs N runs up to N
+         scenarios at once (default: the number of cores), each in its own world
   plan   print the bind table, the bwrap argv and this machine's sandbox probe for a session spec
 
 exit codes (run): 0 every assertion passed; 1 an assertion failed or went unobserved;
                   2 bad arguments or a bad scenario; 3 the sandbox cannot be set up
 exit codes (plan): 0 plan printed and the probe passed; 2 bad arguments or spec; 3 the probe failed`;
 
+/** --jobs bounds: 1 runs one scenario after another; more than 64 would only queue on bwrap and the CLIs. */
+export const JOBS_MAX = 64;
+
 export type CliCommand =
   | { kind: "help" }
   | { kind: "plan"; file: string; json: boolean }
-  | { kind: "run"; paths: string[]; only: string[] | null; json: boolean; junit: string | null; repeat: number }
+  | {
+      kind: "run";
+      paths: string[];
+      only: string[] | null;
+      json: boolean;
+      junit: string | null;
+      repeat: number;
+      /** null: the number of cores, resolved by the command. */
+      jobs: number | null;
+    }
   | { kind: "usage-error"; message: string };
 
 /** Reads the command line; every mistake comes back as a usage error naming it. */
@@ -38,6 +51,7 @@ function parseRunArgs(rest: readonly string[]): CliCommand {
     json: false,
     junit: null as string | null,
     repeat: 1,
+    jobs: null as number | null,
   };
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]!;
@@ -67,6 +81,15 @@ function parseRunArgs(rest: readonly string[]): CliCommand {
           message: `run: --repeat needs a whole number from 1 to 100, got ${v ?? "nothing"}`,
         };
       cmd.repeat = n;
+    } else if (a === "--jobs") {
+      const v = value();
+      const n = v === null ? NaN : Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > JOBS_MAX)
+        return {
+          kind: "usage-error",
+          message: `run: --jobs needs a whole number from 1 to ${JOBS_MAX}, got ${v ?? "nothing"}`,
+        };
+      cmd.jobs = n;
     } else if (a.startsWith("-")) return { kind: "usage-error", message: `run: unknown option ${a}` };
     else cmd.paths.push(a);
   }

@@ -1,7 +1,8 @@
 // `mosaic-harness run`: loads every scenario first (a bad one stops the run before any session),
 // checks the sandbox can be set up, runs each scenario as a real session, prints the verdict.
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { availableParallelism } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { checkoutProblem } from "../conformance/tiers/live-gate.ts";
 import {
   formatScenarioError,
@@ -11,7 +12,8 @@ import {
   type Scenario,
 } from "../conformance/scenario/load.ts";
 import { renderJunit, renderSummary, renderTable, type ScenarioRuns } from "../conformance/scenario/report.ts";
-import { harnessesOf, runScenario } from "../conformance/scenario/run.ts";
+import { RUNS_DIR, harnessesOf, type ScenarioResult } from "../conformance/scenario/run.ts";
+import { runPool, runScenarioInChild } from "../conformance/scenario/schedule.ts";
 import { readHostFacts } from "../host/host-facts.ts";
 import { sandboxProblem } from "../host/sandbox-probe.ts";
 import type { CliCommand } from "./args.ts";
@@ -30,9 +32,9 @@ function filesOf(paths: readonly string[]): string[] {
 }
 
 export async function runCommand(cmd: RunCommand): Promise<number> {
-  let scenarios: Scenario[];
+  let scenarios: Array<Scenario & { file: string }>;
   try {
-    scenarios = filesOf(cmd.paths).map((f) => loadScenario(f));
+    scenarios = filesOf(cmd.paths).map((f) => ({ ...loadScenario(f), file: f }));
   } catch (e) {
     if (!(e instanceof ScenarioError)) throw e;
     console.error(`mosaic-harness run: ${formatScenarioError(e)}`);
@@ -58,18 +60,34 @@ export async function runCommand(cmd: RunCommand): Promise<number> {
     return 3;
   }
   const progress = (line: string) => (cmd.json ? process.stderr : process.stdout).write(line);
-  const all: ScenarioRuns[] = [];
-  for (const s of scenarios) {
-    const runs: ScenarioRuns = { name: s.name, harness: harnessesOf(s), runs: [] };
-    for (let k = 1; k <= cmd.repeat; k++) {
-      const r = await runScenario(s, { id: cmd.repeat === 1 ? s.name : `${s.name}.${k}` });
-      runs.runs.push(r);
+  const jobs = cmd.jobs ?? availableParallelism();
+  // Every (scenario, repeat) is a task; each has its own world, and results come back in task order.
+  const tasks = scenarios.flatMap((s) => Array.from({ length: cmd.repeat }, (_, i) => ({ s, k: i + 1 })));
+  progress(`${tasks.length} scenario run${tasks.length === 1 ? "" : "s"}, up to ${jobs} at once\n`);
+  const results: ScenarioResult[] = await runPool(
+    tasks,
+    jobs,
+    ({ s, k }) => {
+      const id = cmd.repeat === 1 ? s.name : `${s.name}.${k}`;
+      return runScenarioInChild(s.file, id, {
+        name: s.name,
+        harness: harnessesOf(s),
+        assertions: s.assertions.length + s.launches.reduce((n, l) => n + l.assertions.length, 0),
+        runDir: join(RUNS_DIR, id),
+      });
+    },
+    (r, i) => {
+      const { s, k } = tasks[i]!;
       progress(
         `${r.verdict === "pass" ? "ok  " : "FAIL"} ${s.name} (${r.harness}${cmd.repeat > 1 ? `, run ${k}/${cmd.repeat}` : ""}) ${r.seconds.toFixed(1)} s\n`,
       );
-    }
-    all.push(runs);
-  }
+    },
+  );
+  const all: ScenarioRuns[] = scenarios.map((s, n) => ({
+    name: s.name,
+    harness: harnessesOf(s),
+    runs: results.slice(n * cmd.repeat, (n + 1) * cmd.repeat),
+  }));
   if (cmd.json) process.stdout.write(JSON.stringify({ scenarios: all }, null, 2) + "\n");
   else process.stdout.write("\n" + renderTable(all) + "\n" + renderSummary(all));
   if (cmd.junit !== null) {
