@@ -13,6 +13,7 @@ import {
   completedCalls,
   fileToolsUnwatched,
   keepReport,
+  readGateReport,
   tripwireLine,
   type GateReport,
 } from "../src/core/runner/tripwire.ts";
@@ -75,6 +76,12 @@ const PI = { stream: "pi-json" as const, typedTools: ["send_message"] };
 describe("the tripwire's tool table (HARNESS_TOOLS)", () => {
   it("watches every tool the gate checks paths for, in its harness's stream", () => {
     expect(fileToolsUnwatched(), "gate file tools the tripwire does not know").toEqual([]);
+    const { read: _read, ...withoutRead } = HARNESS_TOOLS["pi-json"];
+    expect(fileToolsUnwatched({ ...HARNESS_TOOLS, "pi-json": withoutRead }), "control: read dropped").toEqual(["read"]);
+    expect(
+      fileToolsUnwatched({ ...HARNESS_TOOLS, "pi-json": { ...withoutRead, read: { kind: "shell", why: "" } } }),
+      "control: read kept, but not as a file tool",
+    ).toEqual(["read"]);
     for (const [stream, tools] of Object.entries(HARNESS_TOOLS))
       for (const [name, t] of Object.entries(tools))
         if (t.kind === "file")
@@ -176,6 +183,92 @@ describe("checkTripwire: each completed call needs a known tool and the gate's a
     for (let i = 0; i < GATE_REPORTS_PER_TURN.value + 10; i++) keepReport(kept, allow(`c${i}`, "Read"));
     expect(kept.length).toBe(GATE_REPORTS_PER_TURN.value);
     expect(kept.at(-1)?.call).toBe(`c${GATE_REPORTS_PER_TURN.value - 1}`);
+  });
+});
+
+describe("readGateReport: a report's args, field by field", () => {
+  const good = { call: "t1", tool: "Read", allow: true, digest: D };
+  it.each([
+    ["not an object", null, "args is not an object"],
+    ["an array", [good], "args is not an object"],
+    ["a string", "t1", "args is not an object"],
+    ["no call", { ...good, call: undefined }, "call is not a non-empty string"],
+    ["an empty call", { ...good, call: "" }, "call is not a non-empty string"],
+    ["a number for call", { ...good, call: 7 }, "call is not a non-empty string"],
+    ["no tool", { ...good, tool: undefined }, "tool is not a non-empty string"],
+    ["an empty tool", { ...good, tool: "" }, "tool is not a non-empty string"],
+    ["allow as a string", { ...good, allow: "true" }, "allow is not true or false"],
+    ["no digest", { ...good, digest: undefined }, "digest is not 64 hex digits"],
+    ["a digest with a prefix", { ...good, digest: `x${D}` }, "digest is not 64 hex digits"],
+    ["a digest with a suffix", { ...good, digest: `${D}x` }, "digest is not 64 hex digits"],
+    ["an uppercase digest", { ...good, digest: D.toUpperCase() }, "digest is not 64 hex digits"],
+    // A regex test would read [D] as the string D: the type check comes first.
+    ["a digest in a list", { ...good, digest: [D] }, "digest is not 64 hex digits"],
+  ])("%s is refused, naming the field", (_what, args, bad) => {
+    expect(readGateReport(args)).toEqual({ bad });
+  });
+  it("a good report comes back with exactly its four fields", () => {
+    expect(readGateReport({ ...good, extra: 1 })).toEqual(good);
+    expect(readGateReport({ ...good, allow: false })).toEqual({ ...good, allow: false });
+  });
+});
+
+describe("the streams' edge cases: a malformed event never completes a call it does not name", () => {
+  const claudeLine = (content: unknown) => `${JSON.stringify({ type: "user", message: { content } })}\n`;
+  it("Claude Code: a tool_result needs a string tool_use_id; an error result or another block type completes nothing", () => {
+    expect(completedCalls("claude-stream-json", claudeLine([{ type: "tool_result", tool_use_id: 7 }]))).toEqual([]);
+    expect(
+      completedCalls("claude-stream-json", claudeLine([{ type: "text", tool_use_id: "t1", text: "tool_result" }])),
+    ).toEqual([]);
+    expect(
+      completedCalls("claude-stream-json", claudeLine([{ type: "tool_result", tool_use_id: "t1", is_error: true }])),
+    ).toEqual([]);
+    expect(completedCalls("claude-stream-json", claudeLine("tool_result"))).toEqual([]);
+    expect(completedCalls("claude-stream-json", `${JSON.stringify({ type: "user", tool_result: 1 })}\n`)).toEqual([]);
+  });
+  it("Claude Code: a block that is not an object (null, a string) is passed over, not a crash of pid 1", () => {
+    expect(
+      completedCalls(
+        "claude-stream-json",
+        claudeLine([null, "tool_result", { type: "tool_result", tool_use_id: "t1" }]),
+      ),
+    ).toEqual([{ call: "t1", tool: "(a call the stream never named)" }]);
+  });
+  it("Claude Code: only a tool_use block with a string id and name names a call", () => {
+    const result = { type: "tool_result", tool_use_id: "t1" };
+    const unnamed = "(a call the stream never named)";
+    for (const use of [
+      { type: "tool_use", id: "t1", name: 5 },
+      { type: "tool_use", id: 1, name: "Read" },
+      { type: "server_tool_use", id: "t1", name: "Read" },
+    ])
+      expect(completedCalls("claude-stream-json", claudeLine([use, result])), JSON.stringify(use)).toEqual([
+        { call: "t1", tool: unnamed },
+      ]);
+    expect(
+      completedCalls("claude-stream-json", claudeLine([{ type: "tool_use", id: "t1", name: "Read" }, result])),
+    ).toEqual([{ call: "t1", tool: "Read" }]);
+  });
+  it("Pi: an event that is not tool_execution_end, or an error, completes nothing; a missing id or name matches no report", () => {
+    const pi = (e: unknown) => `${JSON.stringify(e)}\n`;
+    expect(
+      completedCalls(
+        "pi-json",
+        pi({ type: "tool_execution_start", toolCallId: "p1", toolName: "read", note: "tool_execution_end" }),
+      ),
+    ).toEqual([]);
+    expect(completedCalls("pi-json", pi([{ type: "tool_execution_end" }]))).toEqual([]);
+    expect(
+      completedCalls("pi-json", pi({ type: "tool_execution_end", toolCallId: "p1", toolName: "read", isError: true })),
+    ).toEqual([]);
+    const bare = completedCalls(
+      "pi-json",
+      pi({ type: "tool_execution_end", toolCallId: 3, toolName: null, isError: false }),
+    );
+    expect(bare).toEqual([{ call: "", tool: "(a call the stream never named)" }]);
+    expect(checkTripwire(PI, bare, [allow("", "(a call the stream never named)")]).kind, "no table names it").toBe(
+      "tripped",
+    );
   });
 });
 

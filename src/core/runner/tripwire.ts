@@ -43,16 +43,19 @@ export const HARNESS_TOOLS: Readonly<Record<EventStream, Readonly<Record<string,
   },
 };
 
-/** Every gate file tool is a tripwire file tool of its harness: a tool the gate checks paths for is one the wire watches. */
-export function fileToolsUnwatched(): string[] {
+/** The gate's file tools that no harness's table watches as a file tool: empty, or a tool the gate checks paths for is one the wire does not review. */
+export function fileToolsUnwatched(
+  tables: typeof HARNESS_TOOLS = HARNESS_TOOLS,
+  fileTools: Readonly<Record<string, unknown>> = FILE_TOOLS,
+): string[] {
   const watched = new Set(
-    Object.values(HARNESS_TOOLS).flatMap((t) =>
+    Object.values(tables).flatMap((t) =>
       Object.entries(t)
         .filter(([, v]) => v.kind === "file")
         .map(([n]) => n),
     ),
   );
-  return Object.keys(FILE_TOOLS).filter((n) => !watched.has(n));
+  return Object.keys(fileTools).filter((n) => !watched.has(n));
 }
 
 /** One gate decision as the gate reports it: the harness's call id, the tool, allow or block, and a digest of its input. */

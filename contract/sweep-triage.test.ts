@@ -1,0 +1,76 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import {
+  describeSurvivor,
+  readEquivalents,
+  readSweepSurvivors,
+  untriaged,
+  type SweepMutant,
+} from "../src/mutation/sweep-triage.ts";
+
+const SOURCE = 'const a = 1;\nif (x === "y") go();\n';
+const report = (status: string) =>
+  JSON.stringify({
+    files: {
+      "src/core/x.ts": {
+        source: SOURCE,
+        mutants: [
+          {
+            mutatorName: "StringLiteral",
+            replacement: '""',
+            status,
+            location: { start: { line: 2, column: 11 }, end: { line: 2, column: 14 } },
+          },
+          {
+            mutatorName: "BooleanLiteral",
+            replacement: "false",
+            status: "Killed",
+            location: { start: { line: 1, column: 1 }, end: { line: 1, column: 2 } },
+          },
+        ],
+      },
+    },
+  });
+const ROW = '| src/core/x.ts | StringLiteral | `"y"` | `""` | a reason |';
+
+describe("the sweep's triage: every survivor has a test or an argued row", () => {
+  it("reads survived and uncovered mutants with the code they change; killed ones are not its business", () => {
+    for (const status of ["Survived", "NoCoverage"])
+      expect(readSweepSurvivors(report(status))).toEqual([
+        { file: "src/core/x.ts", line: 2, mutator: "StringLiteral", original: '"y"', replacement: '""', status },
+      ]);
+    expect(readSweepSurvivors(report("Killed"))).toEqual([]);
+    expect(readSweepSurvivors("{")).toEqual({ problem: "mutation.json is not JSON" });
+  });
+  it("a row for the same file, mutator, code and replacement triages it; without it the survivor is named as the row it needs", () => {
+    const survivors = readSweepSurvivors(report("Survived")) as SweepMutant[];
+    const rows = readEquivalents(`| file | mutator | code | replacement | why |\n|---|---|---|---|---|\n${ROW}\n`);
+    expect(untriaged(survivors, rows as never)).toEqual([]);
+    const left = untriaged(survivors, []);
+    expect(left.length, "control: no row, one survivor left").toBe(1);
+    expect(describeSurvivor(left[0]!)).toBe(`Survived src/core/x.ts:2: ${ROW.replace("a reason", "<why>")}`);
+    for (const other of [
+      ROW.replace("StringLiteral", "BooleanLiteral"),
+      ROW.replace('`""`', '`"z"`'),
+      ROW.replace("x.ts", "w.ts"),
+    ])
+      expect(untriaged(survivors, readEquivalents(other) as never).length, other).toBe(1);
+  });
+  it("a row with a cell missing or empty is refused, naming its line", () => {
+    expect(readEquivalents('\n| src/core/x.ts | StringLiteral | `"y"` | `""` |  |')).toEqual({
+      problem: "equivalent.md line 2: a row needs five cells (file, mutator, code, replacement, why), all filled",
+    });
+  });
+  it("every row of mutants/equivalent.md names a file that holds its code today: a stale row is caught", () => {
+    const rows = readEquivalents(readFileSync(join(REPO_ROOT, "mutants/equivalent.md"), "utf8"));
+    if ("problem" in rows) throw new Error(rows.problem);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      const text = readFileSync(join(REPO_ROOT, r.file), "utf8").replace(/\s*\n\s*/g, " ⏎ ");
+      expect(text.includes(r.original), `${r.file}: ${r.original}`).toBe(true);
+      expect(r.why.length, `${r.file}: ${r.original}: a why worth reading`).toBeGreaterThan(40);
+    }
+  });
+});

@@ -1,0 +1,120 @@
+// The generated sweep's triage (npm run mutants:sweep): every mutant StrykerJS reports as
+// survived or without coverage must have a row in mutants/equivalent.md that argues it cannot
+// change behaviour, or be killed by a test. A survivor with neither fails the sweep, naming it.
+
+/** One generated mutant as the triage reads it off StrykerJS's mutation.json. */
+export type SweepMutant = {
+  file: string;
+  line: number;
+  mutator: string;
+  original: string;
+  replacement: string;
+  status: string;
+};
+
+/** One row of mutants/equivalent.md: the file, the mutator, the code it changes and what it puts there. */
+export type EquivalentRow = { file: string; mutator: string; original: string; replacement: string; why: string };
+
+type Report = {
+  files?: Record<
+    string,
+    {
+      source?: string;
+      mutants?: Array<{
+        mutatorName?: string;
+        replacement?: string;
+        status?: string;
+        location?: { start: { line: number; column: number }; end: { line: number; column: number } };
+      }>;
+    }
+  >;
+};
+
+const UNTRIAGED = new Set(["Survived", "NoCoverage"]);
+
+/** Source text between a mutant's start and end (1-based lines and columns, end exclusive). */
+function sliceOf(
+  source: string,
+  start: { line: number; column: number },
+  end: { line: number; column: number },
+): string {
+  const lines = source.split("\n").slice(start.line - 1, end.line);
+  if (lines.length === 0) return "";
+  if (lines.length === 1) return lines[0]!.slice(start.column - 1, end.column - 1);
+  return [lines[0]!.slice(start.column - 1), ...lines.slice(1, -1), lines.at(-1)!.slice(0, end.column - 1)].join("\n");
+}
+
+/** The survivors and uncovered mutants of a mutation.json, or what is wrong with it. */
+export function readSweepSurvivors(text: string): SweepMutant[] | { problem: string } {
+  let d: Report;
+  try {
+    d = JSON.parse(text) as Report;
+  } catch {
+    return { problem: "mutation.json is not JSON" };
+  }
+  if (typeof d.files !== "object" || d.files === null) return { problem: "mutation.json has no files" };
+  const out: SweepMutant[] = [];
+  for (const [file, f] of Object.entries(d.files)) {
+    for (const m of f.mutants ?? []) {
+      if (!UNTRIAGED.has(m.status ?? "")) continue;
+      if (m.location === undefined || typeof f.source !== "string")
+        return { problem: `${file}: a ${m.status} mutant without its location or the file's source` };
+      out.push({
+        file,
+        line: m.location.start.line,
+        mutator: m.mutatorName ?? "",
+        original: sliceOf(f.source, m.location.start, m.location.end),
+        replacement: m.replacement ?? "",
+        status: m.status!,
+      });
+    }
+  }
+  return out;
+}
+
+const cell = (s: string) =>
+  s
+    .trim()
+    .replace(/^`(.*)`$/s, "$1")
+    .replaceAll("\\|", "|");
+/** Code in a cell: newlines are written as ⏎ so a row stays one line. */
+const oneLine = (s: string) => s.replace(/\s*\n\s*/g, " ⏎ ");
+
+/** The rows of mutants/equivalent.md's table: | file | mutator | code | replacement | why |. */
+export function readEquivalents(markdown: string): EquivalentRow[] | { problem: string } {
+  const rows: EquivalentRow[] = [];
+  for (const [i, line] of markdown.split("\n").entries()) {
+    if (!line.startsWith("| src/") && !line.startsWith("| scripts/")) continue;
+    const cells = line
+      .slice(1, -1)
+      .split(/(?<!\\)\|/)
+      .map(cell);
+    if (cells.length !== 5 || cells.some((c) => c === ""))
+      return {
+        problem: `equivalent.md line ${i + 1}: a row needs five cells (file, mutator, code, replacement, why), all filled`,
+      };
+    const [file, mutator, original, replacement, why] = cells as [string, string, string, string, string];
+    rows.push({ file, mutator, original, replacement: replacement === "(empty)" ? "" : replacement, why });
+  }
+  return rows;
+}
+
+/** Survivors no equivalent row covers: each must get a test, a catalog mutant, or a row. */
+export function untriaged(survivors: readonly SweepMutant[], rows: readonly EquivalentRow[]): SweepMutant[] {
+  return survivors.filter(
+    (m) =>
+      !rows.some(
+        (r) =>
+          r.file === m.file &&
+          r.mutator === m.mutator &&
+          r.original === oneLine(m.original) &&
+          r.replacement === oneLine(m.replacement),
+      ),
+  );
+}
+
+/** One line naming a survivor, in the form a row of mutants/equivalent.md takes. */
+export function describeSurvivor(m: SweepMutant): string {
+  const esc = (s: string) => oneLine(s).replaceAll("|", "\\|");
+  return `${m.status} ${m.file}:${m.line}: | ${m.file} | ${m.mutator} | \`${esc(m.original)}\` | \`${esc(m.replacement) || "(empty)"}\` | <why> |`;
+}

@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+// The contract tier as one project, for StrykerJS's vitest runner (npm run mutants:sweep): it
+// runs a config's tests, not a project of a projects list. The selftest and live tiers stay out:
+// a live test's sandbox does not pass Stryker's active-mutant switch to the code it runs.
+export default defineConfig({
+  test: {
+    include: ["contract/**/*.test.ts"],
+    exclude: ["contract/mutation-runner.test.ts"],
+    pool: "threads",
+    isolate: false,
+    maxWorkers: 2,
+    globalSetup: ["contract/support/golden-log.ts"],
+    testTimeout: 20_000,
+  },
+});
