@@ -106,12 +106,14 @@ async function main(): Promise<void> {
   process.on("uncaughtException", crash); // safety: gate-hook-uncaught-ignored
   // Node's own handling of a rejection is a flag away from a warning (--unhandled-rejections=warn).
   process.on("unhandledRejection", crash); // safety: gate-hook-rejection-ignored
+  // Loaded on every run, so the host's warm-up puts it in the compile cache; a report module that
+  // will not load changes no verdict (the tripwire then fails the turn instead).
+  const reporting = import("./gate-report.ts").catch(() => null);
   const out = await runHook(process.argv.slice(2), readStdin, loadGate);
-  if (out.call !== undefined) {
+  const report = await reporting;
+  if (out.call !== undefined && report !== null)
     // The tripwire's evidence that the gate saw this call; the verdict stands whether it arrives or not.
-    const { reportDecision } = await import("./gate-report.ts");
-    await reportDecision(process.env.MOSAIC_TOOL_SOCKET, { ...out.call, allow: out.code === 0 });
-  }
+    await report.reportDecision(process.env.MOSAIC_TOOL_SOCKET, { ...out.call, allow: out.code === 0 });
   if (out.code === 2) process.stderr.write(out.stderr);
   process.exitCode = out.code;
 }
