@@ -21,11 +21,14 @@ import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
 
 const baseline = JSON.parse(readFileSync(join(REPO_ROOT, "baselines/syscalls.json"), "utf8")) as Record<
-  SeccompArch | "addressFamilies" | "netlinkProtocols" | "errno",
+  SeccompArch | "addressFamilies" | "netlinkProtocols" | "errno" | "cloneFlags" | "ioctls",
   Record<string, number>
 >;
 /** A value pinned in baselines/syscalls.json from the system headers, independent of the tables under test. */
-const pinned = (table: "addressFamilies" | "netlinkProtocols" | "errno", name: string): number => {
+const pinned = (
+  table: "addressFamilies" | "netlinkProtocols" | "errno" | "cloneFlags" | "ioctls",
+  name: string,
+): number => {
   const n = baseline[table][name];
   if (typeof n !== "number") throw new Error(`baselines/syscalls.json has no ${table}.${name}`);
   return n;
@@ -201,10 +204,13 @@ describe.each(SECCOMP_ARCHES)("the seccomp filter for %s", (arch) => {
   });
 
   it("denies TIOCSTI and TIOCLINUX whatever the request's upper 32 bits hold, and allows other ioctls", () => {
+    expect(IOCTL_DENY.map((r) => r.name).sort(), "the pinned requests").toEqual(["TIOCLINUX", "TIOCSTI"]);
     for (const r of IOCTL_DENY) {
-      expect(run("ioctl", [0n, BigInt(r.request)]), `${r.name} is denied`).toBe(errno("EPERM"));
+      // The headers' request, not the table's.
+      const request = BigInt(pinned("ioctls", r.name));
+      expect(run("ioctl", [0n, request]), `${r.name} is denied`).toBe(errno("EPERM"));
       expect(
-        run("ioctl", [0n, (0xdeadbeefn << 32n) | BigInt(r.request)]),
+        run("ioctl", [0n, (0xdeadbeefn << 32n) | request]),
         `${r.name} with junk in the upper bits (the kernel reads an unsigned int)`,
       ).toBe(errno("EPERM"));
     }
@@ -212,8 +218,15 @@ describe.each(SECCOMP_ARCHES)("the seccomp filter for %s", (arch) => {
   });
 
   it("denies clone with any namespace flag, and allows fork and threads", () => {
-    for (const f of CLONE_NAMESPACE_FLAGS)
-      expect(run("clone", [BigInt(f.flag) | SIGCHLD]), `clone with ${f.name} is denied`).toBe(errno("EPERM"));
+    // The headers' values, not the table's: a wrong flag in the table is a namespace let through.
+    const headers = Object.keys(baseline.cloneFlags).filter((k) => k !== "readWith");
+    expect(CLONE_NAMESPACE_FLAGS.map((f) => f.name).sort(), "every CLONE_NEW* of linux/sched.h").toEqual(
+      headers.sort(),
+    );
+    for (const name of headers)
+      expect(run("clone", [BigInt(pinned("cloneFlags", name)) | SIGCHLD]), `clone with ${name} is denied`).toBe(
+        errno("EPERM"),
+      );
     expect(run("clone", [SIGCHLD]), "fork is allowed").toBe(RET.ALLOW);
     expect(run("clone", [0x3d0f00n]), "pthread_create's flags are allowed").toBe(RET.ALLOW);
   });

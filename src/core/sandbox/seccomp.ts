@@ -152,7 +152,7 @@ export const IOCTL_DENY: readonly { name: string; request: number; why: string }
 export const CLONE_NAMESPACE_FLAGS: readonly { name: string; flag: number }[] = [
   { name: "CLONE_NEWTIME", flag: 0x00000080 },
   { name: "CLONE_NEWNS", flag: 0x00020000 },
-  { name: "CLONE_NEWCGROUP", flag: 0x02000000 },
+  { name: "CLONE_NEWCGROUP", flag: 0x02000000 }, // safety: seccomp-clone-flag-value
   { name: "CLONE_NEWUTS", flag: 0x04000000 },
   { name: "CLONE_NEWIPC", flag: 0x08000000 },
   { name: "CLONE_NEWUSER", flag: 0x10000000 },
