@@ -18,6 +18,7 @@ export default {
     "src/host/gate-report.ts",
     "src/conformance/scenario/assert.ts",
     "src/conformance/scenario/run.ts",
+    "src/conformance/scenario/verdict.ts",
     "src/mutation/verdict.ts",
     "src/review/rules.ts",
     "scripts/goldens-check.ts",

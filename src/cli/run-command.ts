@@ -14,6 +14,7 @@ import {
 import { renderJunit, renderSummary, renderTable, type ScenarioRuns } from "../conformance/scenario/report.ts";
 import { RUNS_DIR, harnessesOf, type ScenarioResult } from "../conformance/scenario/run.ts";
 import { runPool, runScenarioInChild } from "../conformance/scenario/schedule.ts";
+import { runExitCode } from "../conformance/scenario/verdict.ts";
 import { readHostFacts } from "../host/host-facts.ts";
 import { sandboxProblem } from "../host/sandbox-probe.ts";
 import type { CliCommand } from "./args.ts";
@@ -94,5 +95,5 @@ export async function runCommand(cmd: RunCommand): Promise<number> {
     mkdirSync(dirname(resolve(cmd.junit)), { recursive: true });
     writeFileSync(resolve(cmd.junit), renderJunit(all));
   }
-  return all.every((s) => s.runs.every((r) => r.verdict === "pass")) ? 0 : 1;
+  return runExitCode(all);
 }

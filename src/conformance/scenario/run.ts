@@ -16,6 +16,7 @@ import type { Evidence } from "./evidence.ts";
 import { startLaunchService, type LaunchService } from "./launch-service.ts";
 import type { LaunchedSession, Scenario } from "./load.ts";
 import { fillText } from "./template-vars.ts";
+import { scenarioVerdict } from "./verdict.ts";
 import type { Assertion } from "./schema.ts";
 import { startSessionRun, valuesOf, type SessionEvidence, type SessionRun, type Values } from "./session-run.ts";
 
@@ -100,7 +101,7 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
     seconds: (Date.now() - t0) / 1000,
     problem,
     assertions,
-    verdict: assertions.every((a) => a.verdict === "pass") ? "pass" : "fail",
+    verdict: scenarioVerdict(assertions),
     runDir: out,
   };
   eventOf(s.name)("verdict", { verdict: result.verdict });
