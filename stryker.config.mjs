@@ -30,7 +30,7 @@ export default {
   reporters: ["clear-text", "progress-append-only", "json", "html"],
   jsonReporter: { fileName: "reports/mutation/sweep/mutation.json" },
   htmlReporter: { fileName: "reports/mutation/sweep/mutation.html" },
-  // Kept between runs (CI caches it): a mutant whose code and covering tests did not change keeps its verdict.
+  // Kept between runs under reports/: a mutant whose code and covering tests did not change keeps its verdict.
   incremental: true,
   incrementalFile: "reports/mutation/sweep/stryker-incremental.json",
   ignorePatterns: ["runs", ".scratch", "reports", "/var"],

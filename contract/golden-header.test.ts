@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import {
   findOrphans,
   findUnnamedWriters,
+  goldensCheckOutcome,
   goldenHeader,
   readProvenance,
   withHeader,
@@ -53,6 +54,30 @@ describe("a golden's header names the test that wrote it", () => {
       "goldens/c.txt: its header names contract/gone.test.ts, which is not in the repository",
     ]);
     expect(findOrphans(["goldens/a.txt", "goldens/b.txt"], new Set(["goldens/a.txt"]))).toEqual(["goldens/b.txt"]);
+  });
+
+  it("goldens-check's verdict: one orphan fails under CI and is listed with its removal locally; none passes", () => {
+    const onDisk = ["goldens/a.txt", "goldens/b.txt"];
+    const all = new Set(onDisk);
+    expect(goldensCheckOutcome(onDisk, all, [], true), "control: every golden written").toEqual({
+      code: 0,
+      out: ["goldens-check: 2 goldens written, no orphan"],
+      err: [],
+    });
+    const one = new Set(["goldens/a.txt"]);
+    expect(goldensCheckOutcome(onDisk, one, [], true)).toEqual({
+      code: 1,
+      out: [],
+      err: [
+        "goldens-check: 1 golden file(s) that no test wrote:",
+        "  goldens/b.txt",
+        "Remove them after review: git rm goldens/b.txt",
+      ],
+    });
+    expect(goldensCheckOutcome(onDisk, one, [], false).code, "locally it is listed, not failed").toBe(0);
+    expect(
+      goldensCheckOutcome(onDisk, all, ["goldens/a.txt: its header names no test that wrote it"], false).code,
+    ).toBe(1);
   });
 });
 

@@ -91,6 +91,41 @@ export function findOrphans(onDisk: readonly string[], written: ReadonlySet<stri
 }
 
 /**
+ * goldens-check's verdict over what a whole contract run wrote: a golden whose writer cannot be
+ * opened fails; a golden no test wrote (an orphan) fails under CI, and locally is listed with the
+ * command that removes it. Every line it prints comes back with the exit code.
+ */
+export function goldensCheckOutcome(
+  onDisk: readonly string[],
+  written: ReadonlySet<string>,
+  unnamed: readonly string[],
+  ci: boolean,
+): { code: 0 | 1; out: string[]; err: string[] } {
+  if (unnamed.length > 0)
+    return {
+      code: 1,
+      out: [],
+      err: [
+        `goldens-check: ${unnamed.length} golden(s) whose writer cannot be opened:`,
+        ...unnamed.map((u) => `  ${u}`),
+        "Regenerate them: npm run goldens:update",
+      ],
+    };
+  const orphans = findOrphans(onDisk, written);
+  if (orphans.length === 0)
+    return { code: 0, out: [`goldens-check: ${written.size} goldens written, no orphan`], err: [] };
+  return {
+    code: ci ? 1 : 0, // safety: goldens-orphan-tolerated
+    out: [],
+    err: [
+      `goldens-check: ${orphans.length} golden file(s) that no test wrote:`,
+      ...orphans.map((o) => `  ${o}`),
+      `Remove them after review: git rm ${orphans.join(" ")}`,
+    ],
+  };
+}
+
+/**
  * Goldens whose header names no writer, or a test file that is not there: a reviewer could not
  * open the test behind the diff. `texts` maps each golden (from the repository) to its text.
  */
