@@ -128,3 +128,44 @@ describe("protectedBinds: what stands in for a missing path", () => {
     ).toEqual([]);
   });
 });
+
+describe("protectedBinds: the edges", () => {
+  const rows = (b: ReturnType<typeof plan>["binds"]) => new Map(b.map((x) => [x.inside, x.mode]));
+
+  it("a workspace without .git: .gitattributes, .gitmodules and .gitconfig keep their own rows; only paths under .git/ are covered", () => {
+    const noGit = rows(plan({ "/README.md": "file", "/.gitattributes": "file" }).binds);
+    expect(noGit.get(at(".git")), "control: .git is the stand-in").toBe("ro-empty");
+    expect(noGit.get(at(".gitattributes")), "a name that starts with .git is not under it").toBe("ro");
+    expect(noGit.get(at(".gitmodules"))).toBe("ro-empty");
+    expect(noGit.get(at(".gitconfig"))).toBe("ro-empty");
+  });
+
+  it("a worktree's .git file: read-only, nothing under it, and the .git* siblings still protected", () => {
+    const worktree = plan({ "/.git": "file", "/.gitmodules": "file" });
+    const r = rows(worktree.binds);
+    expect(r.get(at(".git")), "the gitdir pointer cannot be rewritten").toBe("ro");
+    expect(
+      worktree.binds.filter((b) => b.inside.startsWith(at(".git/"))),
+      "a file has nothing under it to bind",
+    ).toEqual([]);
+    expect(r.get(at(".gitmodules"))).toBe("ro");
+    expect(r.get(at(".gitattributes"))).toBe("ro-empty");
+  });
+
+  it.each([
+    ["relative", ".envrc", { link: "../elsewhere/envrc" }],
+    ["absolute", ".envrc", { link: "/etc/passwd" }],
+    ["relative, under .git", ".git/config", { link: "../../config" }],
+    ["absolute, a directory", ".husky", { link: "/tmp" }],
+  ] as const)("a link at a protected path is refused, %s, naming the path and its target", (_how, path, link) => {
+    const tree: Tree = { "/.git/HEAD": "file", [`/${path}`]: link };
+    expect(() => plan(tree)).toThrow(
+      expect.objectContaining({
+        code: "protected-link",
+        field: at(path),
+        message: expect.stringContaining(`is a symbolic link (to ${link.link})`),
+      }),
+    );
+    expect(() => plan({ "/.git/HEAD": "file" }), "control: without the link it plans").not.toThrow();
+  });
+});

@@ -247,9 +247,10 @@ export function protectedBinds(
   const covered: string[] = [];
   for (const row of PROTECTED_PATHS) {
     // Under a mount stub or a read-only parent there is nothing more to protect.
-    if (covered.some((c) => row.path.startsWith(c + "/"))) continue;
+    if (covered.some((c) => row.path.startsWith(c + "/"))) continue; // safety: protected-prefix-covers-siblings
     const p = `${workspace}/${row.path}`;
     const e = fs.lstat(p);
+    // safety: protected-link-accepted
     if (e.kind === "link")
       throw new MosaicError(
         "protected-link",
