@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
@@ -560,6 +560,27 @@ describe("the launcher's refusals leave no run directory", () => {
       expect(existsSync(join(w.data, "runs", inst.run)), "no run directory").toBe(false);
     });
   }
+  it("run-dir-exists: a run directory already there is refused, naming it, and left as it was; no sandbox starts", async () => {
+    const p = prepared("run-dir-there");
+    const runDir = p.req.runDir;
+    mkdirSync(runDir, { mode: 0o700 });
+    writeFileSync(join(runDir, "left-by-an-earlier-run"), "kept\n");
+    let spawned = 0;
+    // Were the refusal gone, the sandbox that starts is killed at once, so no session outlives the test.
+    const onSpawn = (c: { kill: (s: NodeJS.Signals) => boolean }) => {
+      spawned++;
+      c.kill("SIGKILL");
+    };
+    expect(() => start({ ...p, req: { ...p.req, onSpawn } })).toThrow(
+      expect.objectContaining({ code: "run-dir-exists", field: runDir }),
+    );
+    expect(spawned, "no bwrap was started").toBe(0);
+    expect(readdirSync(runDir), "the earlier run's directory is untouched").toEqual(["left-by-an-earlier-run"]);
+    expect(
+      w.broker.records().filter((r) => r.run === "run-dir-there"),
+      "nothing reached the broker",
+    ).toEqual([]);
+  });
   it("no-session-credential: a Claude Code coder with no credential set", async () => {
     const inst = w.instance("claude-coder", "refuse-cred");
     const r = prepareLaunch({

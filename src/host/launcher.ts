@@ -170,7 +170,7 @@ export function start(prepared: PreparedLaunch): Session {
   if (owner !== null) handOver(instance.workspace, owner);
   // The run directory, from nothing: a refusal above left none behind.
   try {
-    mkdirSync(runDir, { mode: 0o700 });
+    mkdirSync(runDir, { mode: 0o700 }); // safety: run-dir-reused
   } catch (e) {
     throw new MosaicError(
       "run-dir-exists",
