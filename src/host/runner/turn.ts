@@ -47,7 +47,7 @@ export function startTurn(
   message: string,
   opts: TurnOptions,
 ): RunningTurn {
-  if (opts.marker !== null) rmSync(opts.marker, { force: true });
+  if (opts.marker !== null) rmSync(opts.marker, { force: true }); // safety: turn-stale-marker
   const err = openSync(opts.stderrFile, "w", 0o600);
   const [cmd, ...args] = adapter.argv;
   const child = spawn(cmd!, [...args, message], {
