@@ -427,12 +427,17 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
         hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: canary },
       }),
     );
+    // Where the host keeps the log, spelled out here rather than asked of egressLogPath(): the
+    // test must not take the location from the code under test.
+    const hostLog = join(w.stateDir, "egress", "model-port.jsonl");
+    const forge = `(echo '{"outcome":"allowed","forged":true}' >> "${hostLog}") 2>/dev/null && echo "EGRESS-WRITE yes" || echo "EGRESS-WRITE no"`;
     try {
       const reply = await ask(
         w,
         "modeler",
-        [fetchAt("POST", "/v1/messages?beta=true"), fetchAt("GET", "/v1/models"), canaryScan].join("; "),
+        [fetchAt("POST", "/v1/messages?beta=true"), fetchAt("GET", "/v1/models"), canaryScan, forge].join("; "),
       );
+      expect(reply, "the session cannot append to the host's egress log").toContain("EGRESS-WRITE no");
       expect(reply).toContain("POST /v1/messages?beta=true 200");
       expect(reply).toContain("GET /v1/models 403");
       expect(reply, "no process inside holds the host's key").toContain("ENV-CANARY 0");
@@ -442,7 +447,10 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
       ).toEqual(["POST /v1/messages?beta=true"]);
       expect(api.credentialSeen("x-api-key", canary), "with the host's key").toBe(true);
       expect(api.credentialSeen("x-api-key", "a-key-the-session-holds"), "never the session's").toBe(false);
-      const log = readFileSync(egressLogPath(w.stateDir, "model-port"), "utf8");
+      expect(existsSync(hostLog), `the log is the host's, at ${hostLog}`).toBe(true);
+      expect(egressLogPath(w.stateDir, "model-port")).toBe(hostLog);
+      expect(hostLog.startsWith(`${s.runDir}/`), "outside the run directory, which the session writes").toBe(false);
+      const log = readFileSync(hostLog, "utf8");
       const records = log
         .trim()
         .split("\n")
@@ -452,6 +460,7 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
         "refused GET /v1/models 403",
       ]);
       expect(log).not.toContain(canary);
+      expect(log, "no line the session wrote").not.toContain("forged");
       expect(existsSync(join(s.runDir, "egress.jsonl")), "the log is the host's, not in the run directory").toBe(false);
     } finally {
       await s.stop();

@@ -202,7 +202,7 @@ export function start(prepared: PreparedLaunch): Session {
         upstream: req.modelUpstream ?? upstreamUrl(req.hostEnv),
         credential: upstreamCredential(plan.credentialSet, req.hostEnv),
         mode: instance.network,
-        egressLog: egressLogPath(req.stateDir, instance.run),
+        egressLog: egressLogPath(req.stateDir, instance.run), // safety: egress-log-in-run
         grants: instance.modelGrants,
         ...req.modelProxy,
       });
