@@ -323,6 +323,11 @@ export const ADAPTER_HARDENING: readonly { key: RegExp; id: string; why: string 
     why: "Claude Code starts without the bundle's settings (the gate hook) or its MCP config",
   },
   {
+    key: /^(--mode|--output-format)$/,
+    id: "event-stream-removed",
+    why: "the harness prints no event stream (Pi's --mode json, Claude Code's --output-format stream-json): the runner's tripwire cannot see which tool calls completed",
+  },
+  {
     key: /^(-nc|-ns|-ne|-np|-na|--no-session|--offline)$/,
     id: "pi-isolation-removed",
     why: "Pi loads context files, skills, extensions, prompt templates or project files from the workspace, keeps a session, or goes online",
@@ -389,6 +394,10 @@ const adapterHardeningRows = (): Rule[] =>
   ADAPTER_HARDENING.map(
     (h): Rule => ({ id: h.id, verdict: "weakens", why: h.why, types: ["adapter-option"], op: "removed", key: h.key }),
   );
+
+/** session.json's tripwire is an object (on), not null or absent (off). */
+const tripwireOn = (facts: readonly Fact[]) =>
+  facts.some((f) => f.type === "session-file" && f.key === "tripwire" && f.fields.value === "{…}");
 
 // ---- the rules -------------------------------------------------------------------------------
 
@@ -850,6 +859,14 @@ export const RULES: readonly Rule[] = [
     when: (c) => now(c, "value") === "dontAsk",
   },
   {
+    id: "event-stream-changed",
+    verdict: "weakens",
+    why: "the harness prints another output format: the tripwire reads completed tool calls only from Pi's json mode and Claude Code's stream-json",
+    types: ["adapter-option"],
+    op: "changed",
+    key: /^(--mode|--output-format)$/,
+  },
+  {
     id: "gate-file-changed",
     verdict: "weakens",
     why: "the file that carries the gate (Pi's extension, the hook's settings, the MCP config) is another one: check it is the bundle's",
@@ -1297,6 +1314,49 @@ export const RULES: readonly Rule[] = [
     op: "changed",
     at: /^launchSocket$/,
     when: (c) => now(c, "value") === "null",
+  },
+  // The tripwire (docs/protocols.md, "Gate reports"): a completed file-tool call the gate never allowed fails the turn.
+  {
+    id: "session-tripwire-off",
+    verdict: "weakens",
+    why: "session.json turns the tripwire off: a harness that stops calling its gate for a tool runs that tool ungated, and the turn still counts",
+    types: ["session-file", "session-file-member"],
+    op: ["changed", "removed"],
+    at: /^tripwire(\.|$)/,
+    when: (_c, ctx) => tripwireOn(ctx.before) && !tripwireOn(ctx.after),
+  },
+  {
+    id: "session-tripwire-on",
+    verdict: "strengthens",
+    why: "session.json turns the tripwire on: every completed file-tool call needs the gate's allow",
+    types: ["session-file", "session-file-member"],
+    op: ["changed", "added"],
+    at: /^tripwire(\.|$)/,
+    when: (_c, ctx) => !tripwireOn(ctx.before) && tripwireOn(ctx.after),
+  },
+  {
+    id: "tripwire-stream-changed",
+    verdict: "weakens",
+    why: "the tripwire reads another event stream: unless it is the one this harness prints, it sees no completed call",
+    types: ["session-file"],
+    op: "changed",
+    key: /^tripwire\.stream$/,
+  },
+  {
+    id: "tripwire-typed-tool-added",
+    verdict: "weakens",
+    why: "the tripwire passes one more tool name its table does not know: a harness tool of that name no longer fails closed until reviewed",
+    types: ["session-file-member"],
+    op: "added",
+    at: /^tripwire\.typedTools$/,
+  },
+  {
+    id: "tripwire-typed-tool-removed",
+    verdict: "strengthens",
+    why: "one typed tool fewer passes the tripwire's unknown-tool check",
+    types: ["session-file-member"],
+    op: "removed",
+    at: /^tripwire\.typedTools$/,
   },
   // What the model proxy decides per request, and what it may cost the host (docs/network.md).
   {
