@@ -146,6 +146,8 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   "gate-block-to-allow": ["gate-block-to-allow"],
   "gate-allow-to-block": ["gate-allow-to-block"],
   "gate-block-check-changed": ["gate-block-check-changed"],
+  "gate-block-check-lost": ["gate-block-check-changed"],
+  "gate-block-check-gained": ["gate-reason-reworded"],
   "gate-reason-reworded": ["gate-reason-reworded"],
   "gate-call-added-allow": ["gate-call-added-allow"],
   "gate-call-added-block": ["gate-call-added-block"],
