@@ -93,6 +93,19 @@ describe("breaking the other scenarios on purpose", () => {
     expect(verdictOf(r, "gate_saw_every_call")).toBe("fail");
   }, 120_000);
 
+  it("pi-redteam-canary with the host's credential put in the session's environment: the dump carries the canary to the model, and the leak check names it", async () => {
+    const r = await runScenario(
+      { ...load("pi-redteam-canary"), break: { credential: "exposed" } },
+      { id: "control-credential-exposed", runsDir },
+    );
+    expect(r.problem).toBeNull();
+    expect(verdictOf(r, "request_not_contains")).toBe("fail");
+    // Only the canary is in reach of this dump: the leak check fails on it alone, in the requests.
+    const leak = r.assertions.find((a) => a.label === "no_standin_leak");
+    expect(leak?.verdict).toBe("fail");
+    expect(leak?.detail).toMatch(/^a stand-in value is in: .*requests \(1 value\)/);
+  }, 120_000);
+
   it("claude-gate-crash with its fault removed: the same read inside runs, so the fault scenario's block is the crash's doing", async () => {
     const r = await runScenario({ ...load("claude-gate-crash"), fault: {} }, { id: "control-gate-intact", runsDir });
     expect(r.problem).toBeNull();

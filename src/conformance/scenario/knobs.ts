@@ -24,8 +24,20 @@ function gateFlagValue(p: PreparedLaunch, harness: "pi" | "claude-code"): string
 }
 
 /** The break knobs, applied on purpose. */
-export function applyBreak(s: LaunchedSession, w: RuntimeWorld, p: PreparedLaunch, ws: string): PreparedLaunch {
+export function applyBreak(
+  s: LaunchedSession,
+  w: RuntimeWorld,
+  p: PreparedLaunch,
+  ws: string,
+  hostEnv: Readonly<Record<string, string>>,
+): PreparedLaunch {
   let out = p;
+  if (s.break.credential === "exposed") {
+    const key = hostEnv.ANTHROPIC_API_KEY;
+    if (key === undefined)
+      throw new Error("break.credential: the host's environment has no ANTHROPIC_API_KEY to expose");
+    out = launchWithEnv(out, (env) => ({ ...env, ANTHROPIC_API_KEY: key }));
+  }
   if (s.break.expose_stand_ins) {
     const files = Object.values(w.stand.files);
     out = launchWithBinds(out, (t) =>

@@ -90,7 +90,8 @@ export async function runScenario(s: Scenario, opts: { id?: string; runsDir?: st
   const { main, service, problem } = await carryOut(s, stage, eventOf);
   await service?.finish(out);
   const ev = main === null ? null : await main.finish(out);
-  const standIns = [stage.w.stand.secret, stage.canary];
+  // The leak check looks for the host's credential too: a session that held it could send it anywhere.
+  const standIns = [stage.w.stand.secret, stage.canary]; // safety: leak-check-drops-canary
   const trapConnections = await tearDownStage(stage);
   const evidenceOf = (e: SessionEvidence | null): Evidence | null =>
     e === null ? null : { ...e, trapConnections, standIns };

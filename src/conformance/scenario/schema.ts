@@ -19,6 +19,8 @@ export const BREAK_KNOBS = {
   gate: "unhooked: the gate is not configured (Pi without its -e extension, Claude Code without its --settings file and so without its PreToolUse hook); no-handler: the gate is loaded but never called (Pi's extension without its tool_call handler, still writing the turn marker; Claude Code's settings.json without its PreToolUse hook)",
   expose_stand_ins: "true: every planted stand-in is bound read-only into the sandbox at its own path",
   launch_socket: "bound: the launch socket is bound read-only into the sandbox whatever the role may do",
+  credential:
+    "exposed: the host's model credential (the scenario's canary) is put in the harness's environment as ANTHROPIC_API_KEY, in place of the placeholder",
   drop_flags:
     'adapter flags dropped from the harness\'s argv: a flag, or [flag, value] for a flag and its value (--restricted, -nc, [--setting-sources, ""])',
 } as const;
@@ -200,6 +202,7 @@ export const BreakSchema = z
     gate: z.enum(["unhooked", "no-handler"]).optional().describe(BREAK_KNOBS.gate),
     expose_stand_ins: z.literal(true).optional().describe(BREAK_KNOBS.expose_stand_ins),
     launch_socket: z.literal("bound").optional().describe(BREAK_KNOBS.launch_socket),
+    credential: z.literal("exposed").optional().describe(BREAK_KNOBS.credential),
     drop_flags: z
       .array(
         z.union([

@@ -150,7 +150,7 @@ async function launchSession(st: SessionRunSetup, files: FileHashes): Promise<Li
       spec,
       instance.workspace,
       REPO_ROOT,
-      applyBreak(spec, w, prepared.prepared, instance.workspace),
+      applyBreak(spec, w, prepared.prepared, instance.workspace, st.hostEnv),
     );
     session = start(p);
     const live: Live = { api, session, hadProxy: p.session.sessionFile.model !== null, over: false };
