@@ -16,6 +16,7 @@ import { prepareLaunch, start } from "../src/host/launcher.ts";
 import { launchWithBinds } from "../src/conformance/controls/launch.ts";
 import { makeCanary } from "../src/conformance/traps/canary.ts";
 import { exposedBind, withBindsBeforeLast } from "../src/conformance/controls/binds.ts";
+import { withoutParentDeathSignal } from "../src/conformance/controls/argv.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { RUNNER_ENTRY } from "../src/core/session/plan-session.ts";
@@ -673,16 +674,8 @@ describe("the host dying hard", () => {
       const p = prepared(`race-${arm}`, "pi-coder", {
         timings: { pollMs: 4000, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 5 },
       });
-      const argv =
-        arm === "shipped"
-          ? p.session.argv
-          : (() => {
-              // Broken on purpose: the runner started without setpriv, as if bwrap died before its prctl.
-              const a = [...p.session.argv];
-              const i = a.indexOf("setpriv");
-              a.splice(i, 4);
-              return a;
-            })();
+      // Broken on purpose: the runner started without setpriv, as if bwrap died before its prctl.
+      const argv = arm === "shipped" ? p.session.argv : withoutParentDeathSignal(p.session.argv);
       const s = start({ ...p, session: { ...p.session, argv } });
       await waitClaimed(w, s, p.session.sessionFile.run);
       const runner = await runnerOf(s.pid);

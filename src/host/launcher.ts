@@ -272,6 +272,8 @@ export function start(prepared: PreparedLaunch): Session {
     const stop = async (): Promise<LaunchEnd> => {
       let done = false;
       void exited.then(() => (done = true));
+      // Again every second: the runner is pid 1 of its namespace, and a SIGTERM before its handler is lost.
+      // safety: stop-signals-once
       while (!done && isAlive(child.pid!)) {
         // The runner is bwrap's child; bwrap itself does not pass signals on.
         for (const pid of childrenOf(child.pid!)) {

@@ -23,7 +23,8 @@ export async function recover(
     // Voided first: a runner that somehow outlives its bwrap stops at its next poll.
     bus.endRun(r.run);
     const bwraps = findSessionBwraps(r.runDir);
-    const runners = bwraps.flatMap(childrenOf);
+    // Found before the kill: a runner that outlives its bwrap is no longer its child after it.
+    const runners = bwraps.flatMap(childrenOf); // safety: recover-runners-after-kill
     const killed: number[] = [];
     for (const pid of bwraps) {
       try {

@@ -66,3 +66,25 @@ export function withBeforePair(
   if (i === -1) throw new Error(`the argv has no ${flag} ${JSON.stringify(value)} to insert before`);
   return [...argv.slice(0, i), ...extra, ...argv.slice(i)];
 }
+
+/**
+ * A session's bwrap argv without `setpriv --pdeathsig KILL --`: its runner no longer dies with its
+ * bwrap, as when bwrap dies before the runner's prctl (seed 002's choice 1). Throws when it is not there.
+ */
+export function withoutParentDeathSignal(argv: readonly string[]): string[] {
+  const i = argv.findIndex(
+    (t, k) => t === "setpriv" && argv[k + 1] === "--pdeathsig" && argv[k + 2] === "KILL" && argv[k + 3] === "--",
+  );
+  if (i === -1) throw new Error("the argv has no setpriv --pdeathsig KILL -- to drop");
+  return [...argv.slice(0, i), ...argv.slice(i + 4)];
+}
+
+/**
+ * A session's bwrap argv whose runner is `command` instead: everything after the last `--` (the
+ * runner's node and its arguments) is replaced; setpriv and prlimit before it stay.
+ */
+export function withRunnerCommand(argv: readonly string[], command: readonly string[]): string[] {
+  const i = argv.lastIndexOf("--");
+  if (i === -1) throw new Error("the argv has no -- before its runner");
+  return [...argv.slice(0, i + 1), ...command];
+}
