@@ -213,6 +213,8 @@ export function start(prepared: PreparedLaunch): Session {
     const seccompFile = prepareSeccompFile(req.stateDir, facts.arch);
     // The session owns its run directory; bundle/, session.json and sock/ stay read-only by their binds.
     if (owner !== null) handOver(runDir, owner);
+    // A root caller's session is bounded by its own pids and memory cgroups (docs/hardening.md).
+    // safety: launcher-no-pids-cgroup
     if (facts.uid === 0)
       cgroups = makeSessionCgroups(facts.cgroups, sessionCgroupName(instance.run, process.pid, Date.now()));
 
