@@ -2,7 +2,7 @@
 // stop() signals again every second until the session is gone, because a runner that is pid 1 of
 // its namespace ignores a SIGTERM that comes before its handler; recover() finds a session's runner
 // before it kills its bwrap, because a runner that outlived its bwrap is no longer bwrap's child.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
@@ -133,5 +133,39 @@ describe("recover() with a runner that outlived its bwrap", () => {
     } finally {
       for (const pid of [runner!, bwrap]) if (isAlive(pid)) process.kill(pid, "SIGKILL");
     }
+  }, 30_000);
+});
+
+describe("a session's placeholders at its end", () => {
+  it("placeholders the host wrote into while the session ran are kept with their content; the untouched ones go", async () => {
+    // A repository without .git/config: its placeholder is a file; absent dotfiles get directories.
+    const ws = w.instance("pi-coder", "stub-written").workspace;
+    mkdirSync(join(ws, ".git"), { recursive: true });
+    writeFileSync(join(ws, ".git/HEAD"), "ref: refs/heads/main\n");
+    const p = prepared("stub-written");
+    const stubs = p.session.mountStubs;
+    const file = stubs.find((s) => s.kind === "file");
+    const dir = stubs.find((s) => s.kind === "dir");
+    expect([file?.path, dir?.path].every(Boolean), "the plan has a file and a directory placeholder").toBe(true);
+    const s = start(p);
+    try {
+      await waitFor("bwrap made the placeholders", () => existsSync(file!.path) && existsSync(dir!.path));
+      writeFileSync(file!.path, "[core]\n\tbare = false\n");
+      writeFileSync(join(dir!.path, "kept"), "the host's\n");
+    } finally {
+      const end = await within(s.stop(), 8000);
+      if (end === "still waiting") process.kill(s.pid, "SIGKILL");
+    }
+    await s.exited;
+    const read = (f: string) => (existsSync(f) ? readFileSync(f, "utf8") : "(deleted)");
+    expect(read(file!.path), "the host's file is kept whole").toBe("[core]\n\tbare = false\n");
+    expect(
+      existsSync(dir!.path) ? readdirSync(dir!.path) : "(deleted)",
+      "the host's directory is kept with its file",
+    ).toEqual(["kept"]);
+    expect(
+      stubs.filter((x) => x !== file && x !== dir && existsSync(x.path)).map((x) => x.path),
+      "every untouched placeholder is gone",
+    ).toEqual([]);
   }, 30_000);
 });

@@ -11,8 +11,10 @@ export function removeMountStubs(list: readonly MountStub[]): { removed: string[
   const kept: string[] = [];
   for (const p of list) {
     try {
-      const st = lstatSync(p.path);
-      if (p.kind === "file" && st.isFile() && st.size === 0) unlinkSync(p.path);
+      // lstat: a link the host put there is not the placeholder, whatever it points to.
+      const st = lstatSync(p.path); // safety: placeholder-follows-link
+      if (p.kind === "file" && st.isFile() && st.size === 0)
+        unlinkSync(p.path); // safety: placeholder-deletes-host-file
       else if (p.kind === "dir" && st.isDirectory() && readdirSync(p.path).length === 0) rmdirSync(p.path);
       else {
         kept.push(p.path);
