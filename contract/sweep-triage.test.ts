@@ -6,6 +6,8 @@ import {
   describeSurvivor,
   readEquivalents,
   readSweepSurvivors,
+  renderScores,
+  sweepScores,
   untriaged,
   type SweepMutant,
 } from "../src/mutation/sweep-triage.ts";
@@ -57,6 +59,23 @@ describe("the sweep's triage: every survivor has a test or an argued row", () =>
       ROW.replace("x.ts", "w.ts"),
     ])
       expect(untriaged(survivors, readEquivalents(other) as never).length, other).toBe(1);
+  });
+  it("a file's score is killed over killed plus untriaged: an argued row leaves the score, an open survivor lowers it", () => {
+    const rows = readEquivalents(ROW) as never;
+    expect(sweepScores(report("Survived"), rows)).toEqual([
+      { file: "src/core/x.ts", killed: 1, equivalent: 1, untriaged: 0, score: 100 },
+    ]);
+    expect(sweepScores(report("Survived"), [])).toEqual([
+      { file: "src/core/x.ts", killed: 1, equivalent: 0, untriaged: 1, score: 50 },
+    ]);
+    expect(sweepScores(report("Timeout"), []), "a timeout counts as killed").toEqual([
+      { file: "src/core/x.ts", killed: 2, equivalent: 0, untriaged: 0, score: 100 },
+    ]);
+    expect(
+      renderScores(sweepScores(report("NoCoverage"), []) as never)
+        .split("\n")
+        .at(-1),
+    ).toBe("| src/core/x.ts | 1 | 0 | 1 | 50% |");
   });
   it("a row with a cell missing or empty is refused, naming its line", () => {
     expect(readEquivalents('\n| src/core/x.ts | StringLiteral | `"y"` | `""` |  |')).toEqual({

@@ -2,7 +2,14 @@
 // or this exits 1 naming each one in the form a row of mutants/equivalent.md takes.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeSurvivor, readEquivalents, readSweepSurvivors, untriaged } from "../src/mutation/sweep-triage.ts";
+import {
+  describeSurvivor,
+  readEquivalents,
+  readSweepSurvivors,
+  renderScores,
+  sweepScores,
+  untriaged,
+} from "../src/mutation/sweep-triage.ts";
 
 const root = join(import.meta.dirname, "..");
 const reportFile = process.argv[2] ?? join(root, "reports/mutation/sweep/mutation.json");
@@ -13,6 +20,13 @@ for (const r of [survivors, rows])
     console.error(`sweep-triage: ${r.problem}`);
     process.exit(2);
   }
+const text = readFileSync(reportFile, "utf8");
+const scores = sweepScores(text, rows as never);
+if ("problem" in scores) {
+  console.error(`sweep-triage: ${scores.problem}`);
+  process.exit(2);
+}
+console.log(renderScores(scores));
 const left = untriaged(survivors as never, rows as never);
 if (left.length === 0) {
   console.log(

@@ -118,3 +118,41 @@ export function describeSurvivor(m: SweepMutant): string {
   const esc = (s: string) => oneLine(s).replaceAll("|", "\\|");
   return `${m.status} ${m.file}:${m.line}: | ${m.file} | ${m.mutator} | \`${esc(m.original)}\` | \`${esc(m.replacement) || "(empty)"}\` | <why> |`;
 }
+
+/** One file's score: killed (timeouts count, as Stryker counts them) over the mutants not argued equivalent. */
+export type FileScore = {
+  file: string;
+  killed: number;
+  equivalent: number;
+  untriaged: number;
+  /** Killed over killed plus untriaged, in percent; 100 when every non-equivalent mutant is killed. */
+  score: number;
+};
+
+const KILLED = new Set(["Killed", "Timeout"]);
+
+/** Each file's score from a mutation.json and the equivalent rows; what cannot be read is a problem. */
+export function sweepScores(text: string, rows: readonly EquivalentRow[]): FileScore[] | { problem: string } {
+  const survivors = readSweepSurvivors(text);
+  if ("problem" in survivors) return survivors;
+  const d = JSON.parse(text) as Report;
+  const left = new Set(untriaged(survivors, rows));
+  return Object.entries(d.files ?? {})
+    .map(([file, f]) => {
+      const killed = (f.mutants ?? []).filter((m) => KILLED.has(m.status ?? "")).length;
+      const mine = survivors.filter((m) => m.file === file);
+      const open = mine.filter((m) => left.has(m)).length;
+      const score = killed + open === 0 ? 100 : (100 * killed) / (killed + open);
+      return { file, killed, equivalent: mine.length - open, untriaged: open, score: Math.floor(score * 10) / 10 };
+    })
+    .sort((a, b) => a.file.localeCompare(b.file));
+}
+
+/** The scores as a markdown table, for the README and the sweep's output. */
+export function renderScores(scores: readonly FileScore[]): string {
+  return [
+    "| file | killed | argued equivalent | untriaged | score |",
+    "|---|---|---|---|---|",
+    ...scores.map((s) => `| ${s.file} | ${s.killed} | ${s.equivalent} | ${s.untriaged} | ${s.score}% |`),
+  ].join("\n");
+}
