@@ -32,8 +32,19 @@ const facts = {
   session: { uid: 1000, gid: 1000 },
   cgroups: { pids: null, memory: null },
 };
-const probe = (bwrap: string, timeoutMs?: number) =>
-  sandboxProblem(facts, { bwrap, stateDir, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+/** The host as the diagnosis reads it: no container, no restricting sysctl, an ordinary bwrap. */
+const host = {
+  bwrapVersion: "bubblewrap 0.8.0",
+  sysctls: {
+    "kernel.apparmor_restrict_unprivileged_userns": null,
+    "kernel.unprivileged_userns_clone": null,
+    "user.max_user_namespaces": 63432,
+  },
+  bwrapSetuid: false,
+  inContainer: false,
+};
+const probe = (bwrap: string, timeoutMs?: number, on = host) =>
+  sandboxProblem(facts, { bwrap, stateDir, host: on, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
 
 describe("sandboxProblem", () => {
   it("a bwrap that fails names the first step it fails and bwrap's first stderr line", () => {
@@ -41,19 +52,29 @@ describe("sandboxProblem", () => {
       "failing",
       `echo "" >&2; echo "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; echo second >&2; exit 1`,
     );
-    expect(probe(bwrap)).toBe(
-      "bwrap cannot apply the namespaces (--unshare-user --unshare-pid --unshare-ipc --unshare-net --unshare-uts --unshare-cgroup --as-pid-1) here: bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.",
+    const said =
+      "bwrap cannot apply the namespaces (--unshare-user --unshare-pid --unshare-ipc --unshare-net --unshare-uts --unshare-cgroup --as-pid-1) here: bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.";
+    expect(probe(bwrap), "on a bare host no row can tell why: unknown, with bwrap's line").toBe(
+      `an unknown cause: ${said} (no row of the diagnosis table names it)`,
     );
+    expect(probe(bwrap, undefined, { ...host, inContainer: true }), "in a container: its seccomp profile").toMatch(
+      /^the container's seccomp profile blocks the namespace system calls .*: run the container with a seccomp profile that allows them/,
+    );
+    expect(probe(bwrap, undefined, { ...host, inContainer: true })).toContain(`(${said})`);
   });
   it("a bwrap that lacks one hardening option names that option: no weaker sandbox is tried instead", () => {
     const bwrap = fakeBwrap(
       "no-disable-userns",
       `for a in "$@"; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }; done; exit 0`,
     );
-    expect(probe(bwrap)).toBe("bwrap cannot apply --disable-userns here: bwrap: Unknown option --disable-userns");
+    expect(probe(bwrap)).toBe(
+      "bubblewrap is older than 0.8.0, so it has no --disable-userns: install bubblewrap 0.8.0 or newer (Debian 12 and Ubuntu 24.04 ship it; Debian 11 has 0.4.1: take bookworm's package) (bwrap cannot apply --disable-userns here: bwrap: Unknown option --disable-userns)",
+    );
   });
   it("a failing bwrap with no message still refuses", () => {
-    expect(probe(fakeBwrap("silent", "exit 1"))).toMatch(/here: bwrap exited 1 with no message$/);
+    expect(probe(fakeBwrap("silent", "exit 1"))).toMatch(
+      /^an unknown cause: .* here: bwrap exited 1 with no message \(no row of the diagnosis table names it\)$/,
+    );
   });
   it("a missing bwrap says so and how to get it", () => {
     expect(probe(join(dir, "no-such-bwrap"))).toMatch(

@@ -558,7 +558,7 @@ describe("the launcher's refusals leave no run directory", () => {
     [
       "a failing bwrap",
       () => fakeBwrap("bwrap-fails", 'echo "bwrap: setting up uid map: Permission denied" >&2; exit 1'),
-      /sandbox is unavailable: bwrap cannot apply .*Permission denied/,
+      /sandbox is unavailable: .*bwrap cannot apply .*Permission denied/,
     ],
     ["a missing bwrap", () => join(w.root, "no-bwrap"), /sandbox is unavailable: bwrap is missing/],
   ] as const) {

@@ -12,6 +12,8 @@ import { prepareRunnerNode } from "./runner-node.ts";
 import { findOnPath } from "./host-facts.ts";
 import { joinCgroups } from "./sandbox-spawn.ts";
 import { holdsBytes, writeFileAtomic } from "./atomic-write.ts";
+import { diagnoseProbe, diagnosisLine } from "../core/sandbox/diagnose.ts";
+import { readProbeHost, type ProbeHost } from "./probe-host.ts";
 
 export const BWRAP_MISSING_HINT =
   "install it with `apt-get install bubblewrap` (Debian, Ubuntu) or your distribution's bubblewrap package";
@@ -66,7 +68,7 @@ function runBwrap(bwrap: string, drop: string[], seccompFile: string, cgroupProc
  */
 export function sandboxProblem(
   facts: HostFacts,
-  opts: { bwrap?: string; stateDir?: string; timeoutMs?: number } = {},
+  opts: { bwrap?: string; stateDir?: string; timeoutMs?: number; host?: ProbeHost } = {},
 ): string | null {
   const bwrap = opts.bwrap ?? "bwrap";
   const pre = hostProblem(facts);
@@ -98,11 +100,16 @@ export function sandboxProblem(
     const full = run(steps.at(-1)!.args);
     if (full.ok) return null;
     if (/missing|could not be run|did not finish/.test(full.line)) return full.line;
+    // The first step this host lacks, named with its cause and fix where the diagnosis table knows them.
+    const diagnose = (step: string, line: string) => {
+      const seen = { ...(opts.host ?? readProbeHost(bwrap, facts.bwrapVersion)), step, line };
+      return diagnosisLine(diagnoseProbe(seen), seen);
+    };
     for (const step of steps) {
       const r = run(step.args);
-      if (!r.ok) return `bwrap cannot apply ${step.name} here: ${r.line}`;
+      if (!r.ok) return diagnose(step.name, r.line);
     }
-    return full.line;
+    return diagnose(steps.at(-1)!.name, full.line);
   } catch (e) {
     return `the sandbox could not be prepared: ${(e as Error).message}`;
   } finally {

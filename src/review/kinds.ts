@@ -8,7 +8,7 @@ import { parseBwrapArgv } from "./parse-bwrap-argv.ts";
 import { parseGate } from "./parse-gate.ts";
 import { parseJsonGolden } from "./parse-json.ts";
 import { bodyLines, headerFact, parsePipeTable, plainLine } from "./parse-lines.ts";
-import { parsePlan, parsePrompt, parseReviewReport } from "./parse-misc.ts";
+import { parseDiagnoses, parsePlan, parsePrompt, parseReviewReport } from "./parse-misc.ts";
 import { parseExitMap, parseHarnessModules, parseRefusal, parseRoute, parseSpecErrors } from "./parse-records.ts";
 import { parseSeccomp } from "./parse-seccomp.ts";
 import { parseEgress } from "./parse-egress.ts";
@@ -50,6 +50,12 @@ export const GOLDEN_KINDS: readonly GoldenKind[] = [
     what: "the harness CLI's argv and environment",
     matches: (p, h) => under("goldens/adapters/", ".txt")(p) && h.startsWith("# adapter argv"),
     parse: parseAdapter,
+  },
+  {
+    id: "probe-diagnoses",
+    what: "the probe's diagnosis table, and the cause and fix each recorded bwrap failure gets",
+    matches: (p) => p === "goldens/sandbox/diagnoses.txt",
+    parse: parseDiagnoses,
   },
   {
     id: "gate-decisions",

@@ -58,3 +58,31 @@ export function parseReviewReport(text: string): Fact[] {
   }
   return uniqueKeys(out);
 }
+
+/**
+ * The probe's diagnosis golden: the table (a row's id, then its indented cause, fix and why), then
+ * one `case · row · refusal line` a recorded failure.
+ */
+export function parseDiagnoses(text: string): Fact[] {
+  const out: Fact[] = [...headerFact(text)];
+  let row = "";
+  for (const l of bodyLines(text)) {
+    if (l.text.trim() === "") continue;
+    if (l.text.startsWith("# ")) {
+      out.push(fact("diagnosis-section", l.text, {}, l));
+      continue;
+    }
+    const parts = l.text.split(" · ");
+    if (parts.length >= 3) {
+      out.push(fact("diagnosis", parts[0]!, { row: parts[1]!, line: parts.slice(2).join(" · ") }, l));
+      continue;
+    }
+    const field = /^ {2}(\w+): (.*)$/.exec(l.text);
+    if (field) out.push(fact("diagnosis-row-text", `${row} ${field[1]}`, { text: field[2]! }, l));
+    else {
+      row = l.text;
+      out.push(fact("diagnosis-row", row, {}, l));
+    }
+  }
+  return uniqueKeys(out);
+}

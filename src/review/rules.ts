@@ -384,6 +384,7 @@ const UNORDERED = [
   "egress-call",
   "session-env",
   "session-file",
+  "diagnosis",
 ];
 
 const hardeningRows = (): Rule[] =>
@@ -1314,6 +1315,32 @@ export const RULES: readonly Rule[] = [
     op: "changed",
     at: /^launchSocket$/,
     when: (c) => now(c, "value") === "null",
+  },
+  // The probe's diagnoses (src/core/sandbox/diagnose.ts): a recorded failure's named cause and fix.
+  {
+    id: "diagnosis-changed",
+    verdict: "weakens",
+    why: "a recorded bwrap failure now gets another cause, or none: a user who meets it may get the wrong fix, or only bwrap's line",
+    types: ["diagnosis"],
+    op: "changed",
+    fields: ["row", "line"],
+    when: (c) => was(c, "row") !== now(c, "row"),
+  },
+  {
+    id: "diagnosis-reworded",
+    verdict: "neutral",
+    why: "a recorded bwrap failure gets the same row; only the words of its cause, fix or bwrap's line changed",
+    types: ["diagnosis"],
+    op: "changed",
+    fields: ["line"],
+    when: (c) => was(c, "row") === now(c, "row"),
+  },
+  {
+    id: "diagnosis-case-removed",
+    verdict: "weakens",
+    why: "a recorded bwrap failure is no longer decided: nothing shows it still gets its cause and fix",
+    types: ["diagnosis"],
+    op: "removed",
   },
   // The tripwire (docs/protocols.md, "Gate reports"): a completed file-tool call the gate never allowed fails the turn.
   {
