@@ -9,10 +9,6 @@ export const NETWORK_MODES = [
 
 export type NetworkMode = (typeof NETWORK_MODES)[number]["mode"];
 
-export function isNetworkMode(v: unknown): v is NetworkMode {
-  return NETWORK_MODES.some((m) => m.mode === v);
-}
-
 /** The requests the proxy forwards in `model-only` mode. The path is compared before any decoding. */
 export const EGRESS_ALLOW: readonly { method: string; path: string; why: string }[] = [
   {
