@@ -5,7 +5,15 @@
  * The files swept with every survivor triaged: `npm run mutants:sweep` and CI run these, and a
  * survivor here without a test or an equivalent.md row fails the run.
  */
-export const SWEPT = ["src/core/runner/tripwire.ts", "src/core/gate/*.ts"];
+export const SWEPT = [
+  "src/core/runner/tripwire.ts",
+  "src/core/gate/*.ts",
+  "src/core/sandbox/binds.ts",
+  "src/core/sandbox/bwrap-argv.ts",
+  "src/core/session/env.ts",
+  "src/core/session/credentials.ts",
+  "src/core/network/egress.ts",
+];
 
 /**
  * The rest of the sweep's scope, not yet triaged: `npm run mutants:sweep -- --mutate <file>` sweeps
