@@ -120,8 +120,15 @@ describe("recover() with a runner that outlived its bwrap", () => {
     );
     const [runner] = childrenOf(bwrap);
     expect(runner, "bwrap's child, the runner").toBeGreaterThan(0);
+    // The runner polls once right after its claim and logs; killed before that, its write to the dead
+    // host's stderr pipe could end it first. After it, nothing wakes it for a minute.
+    await waitFor("the runner's first poll", () =>
+      w.broker.records().some((r) => r.run === inst.run && r.verb === "message.read"),
+    );
+    await sleep(300);
     host.kill("SIGKILL");
     await new Promise((r) => host.once("exit", r));
+    expect(isAlive(runner!), "the runner runs on after its host died").toBe(true);
     try {
       const recovered = await recover(new LaunchRegistry(join(w.stateDir, "launches")), w.broker);
       const mine = recovered.find((r) => r.run === inst.run);
