@@ -135,6 +135,18 @@ describe("reading completed calls off the harness's stream", () => {
     ]);
     expect(completedCalls("pi-json", s)).toEqual([{ call: "p2", tool: "write" }]);
   });
+  it("an event whose type is written with a JSON escape is still read: no text prefilter fails open on it", () => {
+    const esc = (line: string, word: string) => line.replace(word, word.replace("_", "\\u005f"));
+    const claude = claudeStream([{ id: "t1", name: "Read" }])
+      .split("\n")
+      .map((l) => esc(esc(l, "tool_use"), "tool_result"))
+      .join("\n");
+    expect(claude, "the fixture really is escaped").toContain("tool\\u005fresult");
+    expect(completedCalls("claude-stream-json", claude)).toEqual([{ call: "t1", tool: "Read" }]);
+    const pi = esc(piStream([{ id: "p1", name: "read" }]), "tool_execution_end");
+    expect(pi).toContain("tool\\u005fexecution_end");
+    expect(completedCalls("pi-json", pi)).toEqual([{ call: "p1", tool: "read" }]);
+  });
   it("lines that are not JSON, or not events, are passed over", () => {
     expect(completedCalls("pi-json", 'tool_execution_end\n{"type":"tool_execution_end"\n')).toEqual([]);
     expect(completedCalls("claude-stream-json", '"tool_use" not json\n')).toEqual([]);

@@ -101,11 +101,12 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
  * blocks in user messages end them. A call completed when its result is not an error (a hook
  * block comes back as an error result).
  */
+// Every line is parsed: a text prefilter would pass over an event whose type a harness writes with a
+// JSON escape, and the tripwire would fail open on it.
 function claudeCalls(stdout: string): CompletedCall[] {
   const names = new Map<string, string>();
   const ok: string[] = [];
   for (const line of stdout.split("\n")) {
-    if (!line.includes('"tool_use"') && !line.includes('"tool_result"')) continue;
     const m = parse(line);
     if (!isObj(m) || !isObj(m.message) || !Array.isArray(m.message.content)) continue;
     for (const b of m.message.content as unknown[]) {
@@ -122,7 +123,6 @@ function claudeCalls(stdout: string): CompletedCall[] {
 function piCalls(stdout: string): CompletedCall[] {
   const out: CompletedCall[] = [];
   for (const line of stdout.split("\n")) {
-    if (!line.includes('"tool_execution_end"')) continue;
     const e = parse(line);
     if (!isObj(e) || e.type !== "tool_execution_end" || e.isError === true) continue;
     out.push({
