@@ -12,11 +12,13 @@ export function parseToolRoutes(text: string): Map<string, ToolRoute> | { proble
   } catch {
     return { problem: "tools.json is not JSON" };
   }
+  // null is the one JSON value whose property access throws; any other reads as no list.
+  if (d === null) return { problem: "tools.json has no tools list" };
   const tools = (d as { tools?: unknown }).tools;
   if (!Array.isArray(tools)) return { problem: "tools.json has no tools list" };
   const out = new Map<string, ToolRoute>();
   for (const t of tools as Array<{ name?: unknown; via?: { broker?: unknown; launchSocket?: unknown } }>) {
-    if (typeof t.name !== "string" || typeof t.via !== "object" || t.via === null)
+    if (t === null || typeof t.name !== "string" || typeof t.via !== "object" || t.via === null)
       return { problem: "a tools.json entry has no name or route" };
     if (typeof t.via.broker === "string") out.set(t.name, { broker: t.via.broker });
     else if (t.via.launchSocket === true) out.set(t.name, { launchSocket: true });
