@@ -13,6 +13,10 @@ export const SWEPT = [
   "src/core/session/env.ts",
   "src/core/session/credentials.ts",
   "src/core/network/egress.ts",
+  "src/core/sandbox/protected.ts",
+  "src/core/runner/decisions.ts",
+  "src/core/runner/tool-call.ts",
+  "src/core/runner/bounds.ts",
 ];
 
 /**
