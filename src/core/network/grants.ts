@@ -84,10 +84,6 @@ export const MODEL_GRANTS = [
 
 export type ModelGrant = (typeof MODEL_GRANTS)[number]["grant"];
 
-export function isModelGrant(v: unknown): v is ModelGrant {
-  return MODEL_GRANTS.some((g) => g.grant === v);
-}
-
 /** What a set of grants admits beyond the proxy's own tables. No grant admits nothing. */
 export type Admitted = { toolTypes: string[]; fields: string[]; blocks: string[]; sources: string[]; betas: string[] };
 
