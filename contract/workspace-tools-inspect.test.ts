@@ -135,7 +135,7 @@ describe("a .git below the root", () => {
     ).toEqual([]);
   });
 
-  it("any other .git file is a nested repository: no space after gitdir:, an empty or two-line path, one that climbs out or names .git/modules itself, no pointer at all", () => {
+  it("any other .git file is a nested repository: no space (or a tab) after gitdir:, an empty or two-line path, one that climbs out or names .git/modules itself, no pointer at all", () => {
     const base = treeView(
       {
         ...REPO,
@@ -146,12 +146,13 @@ describe("a .git below the root", () => {
         "/e/.git": { file: "x gitdir: ../.git/modules/e\n" },
         "/f/.git": "file",
         "/h/.git": { file: "gitdir: ../.git/modules/ \n" },
+        "/t/.git": { file: `gitdir:\t${WS}/.git/modules/t\n` },
       },
       WS,
     );
     const view: TreeView = { ...base, head: (p, n) => (p === at("f/.git") ? null : base.head(p, n)) };
     expect(inspectWorkspace(WS, view)).toEqual(
-      ["a", "b", "c", "d", "e", "f", "h"].map((d) => nested(`${d}/.git`, POINTER_ELSEWHERE)),
+      ["a", "b", "c", "d", "e", "f", "h", "t"].map((d) => nested(`${d}/.git`, POINTER_ELSEWHERE)),
     );
   });
 
@@ -175,6 +176,26 @@ describe("a .git below the root", () => {
 });
 
 describe("a directory git would discover", () => {
+  it("a HEAD that is also setuid is two findings, by kind: discoverable, then setid", () => {
+    expect(
+      inspect({ "/x/HEAD": { file: "ref: refs/heads/main\n", mode: 0o4755 }, "/x/objects": "dir", "/x/refs": "dir" }),
+    ).toEqual([
+      {
+        kind: "discoverable-repository",
+        path: at("x/HEAD"),
+        detail: `${WS}/x has a HEAD git accepts beside objects/ and refs/ or a commondir`,
+      },
+      { kind: "setid-file", path: at("x/HEAD"), detail: "mode 4755", mode: 0o4755 },
+    ]);
+  });
+
+  it("findings in one directory come in path order whatever their kinds", () => {
+    expect(inspect({ ...REPO, "/.git/a-fifo": "fifo", "/.git/b-name": "file" })).toEqual([
+      { kind: "git-not-plain", path: at(".git/a-fifo"), detail: "a other under .git" },
+      { kind: "git-foreign-name", path: at(".git/b-name"), detail: "not a name git makes in a main git directory" },
+    ]);
+  });
+
   it("a HEAD that is a directory, or a file git would not accept, makes no repository; a link or an unreadable file does", () => {
     const base = treeView(
       {
