@@ -64,11 +64,11 @@ const PRODUCTION: readonly Part[] = ["core", "host", "cli"];
 type SourceFile = { path: string; text: string };
 
 /**
- * The helper StrykerJS puts at the top of each file it instruments (npm run mutants:sweep, in place):
- * it reads process.env for the active mutant. The sweep's, not the file's, so the process.env rule
- * looks past it; everything else of an instrumented file is checked as written.
+ * The helper StrykerJS puts at the top of each file it instruments (npm run mutants:sweep, in place),
+ * sometimes on the line of a doc comment: it reads process.env for the active mutant. The sweep's,
+ * not the file's, so the process.env rule looks past it; the rest of the file is checked as written.
  */
-const STRYKER_HELPER = /\nfunction stryNS_9fa48\(\) \{\n[\s\S]*?\n\}\n/;
+const STRYKER_HELPER = /function stryNS_9fa48\(\) \{\n[\s\S]*?\n\}\n/;
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
