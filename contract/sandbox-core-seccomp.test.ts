@@ -34,3 +34,15 @@ describe.each(SECCOMP_ARCHES)("the seccomp filter for %s, built in the test", (a
     ).toBe(false);
   });
 });
+
+describe.each(SECCOMP_ARCHES)("a denied syscall's errno, for %s", (arch) => {
+  it("each errno a deny row may name has its return: a row denying with EAFNOSUPPORT gets 97", () => {
+    // No shipped row denies with EAFNOSUPPORT today; a rule set that does must still assemble and
+    // land on that return, not fail to find its label. 97 is EAFNOSUPPORT in asm-generic/errno.h.
+    const ptrace = SECCOMP_RULES.deny.find((r) => r.name === "ptrace")!;
+    const rules = { ...SECCOMP_RULES, deny: [{ ...ptrace, errno: "EAFNOSUPPORT" as const }] };
+    const prog = seccompProgram(arch, rules);
+    const nr = arch === "x86_64" ? 101 : 117;
+    expect(runSeccomp(prog.bytes, { nr, arch: AUDIT_ARCH[arch], args: [] })).toBe((RET.ERRNO | 97) >>> 0);
+  });
+});
