@@ -22,7 +22,8 @@ export const USER_UID = 65534;
 /** The label of the capability canary pid 1 holds; a memory-reading attack searches for it by canaryPattern. */
 export const CAPABILITY_LABEL = "mosaic-cap";
 
-export const ATTACK_BASE = "/var/tmp/mosaic-attacks";
+/** Short (socket paths), outside /tmp and any home; one per caller uid, since each chmods its own. */
+export const ATTACK_BASE = `/var/tmp/mosaic-attacks${process.getuid?.() === 0 ? "" : `-${process.getuid?.()}`}`;
 
 export interface AttackWorld {
   identity: Identity;
