@@ -40,6 +40,17 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          name: "matrix",
+          // Real containers, one host row after another (npm run test:matrix starts the runtime).
+          include: ["matrix/**/*.test.ts"],
+          setupFiles: ["live/support/keep-failed-scratch.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

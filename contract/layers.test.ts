@@ -9,7 +9,17 @@ import { importsOf } from "../src/core/imports.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
-type Part = "core" | "host" | "cli" | "conformance" | "mutation" | "review" | "contract" | "live" | "scripts";
+type Part =
+  | "core"
+  | "host"
+  | "cli"
+  | "conformance"
+  | "mutation"
+  | "review"
+  | "contract"
+  | "live"
+  | "matrix"
+  | "scripts";
 
 /** The parts, where each lives, what each may import, and why. A part may always import itself. */
 const LAYERS: Record<Part, { dir: string; may: readonly Part[]; why: string }> = {
@@ -37,18 +47,23 @@ const LAYERS: Record<Part, { dir: string; may: readonly Part[]; why: string }> =
   },
   contract: {
     dir: "contract",
-    may: ["core", "host", "cli", "conformance", "mutation", "review"],
-    why: "the contract tier tests every part",
+    may: ["core", "host", "cli", "conformance", "mutation", "review", "matrix"],
+    why: "the contract tier tests every part; the README's Hosts table against the matrix's results",
   },
   live: {
     dir: "live",
     may: ["core", "host", "conformance"],
     why: "the live tier runs production in real sandboxes through the engine's worlds",
   },
+  matrix: {
+    dir: "matrix",
+    may: ["core", "host", "conformance"],
+    why: "the host matrix boots real hosts and runs production and the engine's worlds in each",
+  },
   scripts: {
     dir: "scripts",
-    may: ["core", "host", "conformance", "mutation", "review", "contract"],
-    why: "npm scripts: entry points into every tool; bench reuses the contract's launch cases",
+    may: ["core", "host", "conformance", "mutation", "review", "contract", "matrix"],
+    why: "npm scripts: entry points into every tool; bench reuses the contract's launch cases, test:matrix the matrix's recipes",
   },
 };
 
