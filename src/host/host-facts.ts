@@ -57,7 +57,7 @@ function readTop(p: string): TopEntry {
   try {
     const st = lstatSync(p);
     if (st.isSymbolicLink()) return { kind: "symlink", target: readlinkSync(p) };
-    if (st.isDirectory()) return { kind: "dir" };
+    if (st.isDirectory()) return { kind: "dir" }; // safety: host-facts-split-usr
     return { kind: "absent" };
   } catch {
     return { kind: "absent" };

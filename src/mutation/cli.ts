@@ -20,9 +20,14 @@ import { CACHE_FILE, emptyCache, readCache, writeCache, type CacheMode } from ".
 import { readKeyFacts, rememberVerdicts, splitByCache, type CacheSplit } from "./cache-run.ts";
 
 /** Projects whose tests start real sandboxes and CLIs: one file at a time across the whole run. */
-const SERIAL_PROJECTS = ["live"];
-/** The reports `npm test` writes, each with its tree's sha256 beside it (scripts/tree-proof.ts). */
-const PROVEN_REPORTS = ["reports/junit/contract.xml", "reports/junit/selftest.xml", "reports/junit/live.xml"];
+const SERIAL_PROJECTS = ["live", "matrix"];
+/** The reports `npm test` and `npm run test:matrix` write, each with its tree's sha256 beside it (scripts/tree-proof.ts). */
+const PROVEN_REPORTS = [
+  "reports/junit/contract.xml",
+  "reports/junit/selftest.xml",
+  "reports/junit/live.xml",
+  "reports/junit/matrix.xml",
+];
 
 type Out = (s: string) => void;
 type RunArgs = Extract<CliArgs, { command: "run" }>;

@@ -67,7 +67,7 @@ export const BIND_TABLE: readonly Row[] = [
     row: "node",
     why: "node runs the runner and the gate; under /usr it is already there",
     make: (_s, f) =>
-      isWithin(f.node.realPath, "/usr") ? [] : [{ source: f.node.realPath, inside: f.node.path, mode: "ro" }],
+      isWithin(f.node.realPath, "/usr") ? [] : [{ source: f.node.realPath, inside: f.node.path, mode: "ro" }], // safety: node-outside-usr
   },
   {
     row: "runner-node",
