@@ -132,6 +132,14 @@ describe("classifyMutant's verdicts", () => {
     });
   });
 
+  it("blessed, a test that failed without a failure is no crash", () => {
+    const r = run([{ test: name("x"), state: "failed", durationMs: 1 }]);
+    expect(classifyMutant(EXPECTED, r, undefined, undefined, { goldensWritten: [] })).toEqual({
+      kind: "survived",
+      testsRun: 1,
+    });
+  });
+
   it("a file that does not load is named with its error", () => {
     const r = run([], { loadErrors: [{ file: "t.test.ts", message: "SyntaxError: Unexpected token" }] });
     expect(classifyMutant(EXPECTED, r, undefined, undefined)).toEqual({
