@@ -54,14 +54,23 @@ describe("goldens-check over a whole contract run", () => {
     expect(checkGoldens(t.log, t.goldens, false)).toEqual({ code: 0, out: [], err });
   });
 
-  it("a golden whose header names no test fails even locally", () => {
-    const t = tree("unnamed", { "a.txt": withHeader("a", "txt", "x\n") }, ["a.txt"]);
+  it("a golden whose header names no test, or a test file that is not there, fails even locally", () => {
+    const t = tree(
+      "unnamed",
+      {
+        "a.txt": withHeader("a", "txt", "x\n"),
+        "b.txt": withHeader("b", "txt", "x\n", "contract/gone.test.ts > t"),
+        "c.txt": withHeader("c", "txt", "x\n", FROM),
+      },
+      ["a.txt", "b.txt", "c.txt"],
+    );
     expect(checkGoldens(t.log, t.goldens, false)).toEqual({
       code: 1,
       out: [],
       err: [
-        "goldens-check: 1 golden(s) whose writer cannot be opened:",
+        "goldens-check: 2 golden(s) whose writer cannot be opened:",
         `  ${t.rel("a.txt")}: its header names no test that wrote it`,
+        `  ${t.rel("b.txt")}: its header names contract/gone.test.ts, which is not in the repository`,
         "Regenerate them: npm run goldens:update",
       ],
     });
