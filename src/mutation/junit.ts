@@ -45,3 +45,26 @@ export function findSkipProblems(report: string, xml: string | null): string[] {
   if (cases.length === 0) return [`${report}: no test case in the report`];
   return cases.filter((c) => c.skipped).map((c) => `${report}: skipped or todo: ${c.suite} > ${c.name}`);
 }
+
+/**
+ * skips-check's verdict over the reports it was given (`read` gives a report's text, null when it is
+ * missing): exit 2 with the usage for none; under CI any skip, todo, missing or empty report fails
+ * (1); locally they are listed and it exits 0. Every line it prints comes back with the exit code.
+ */
+export function skipsCheckOutcome(
+  reports: readonly string[],
+  read: (report: string) => string | null,
+  ci: boolean,
+): { code: 0 | 1 | 2; out: string[]; err: string[] } {
+  if (reports.length === 0) return { code: 2, out: [], err: ["usage: node scripts/skips-check.ts <junit.xml>..."] };
+  const problems = reports.flatMap((r) => findSkipProblems(r, read(r)));
+  if (problems.length === 0) return { code: 0, out: [`skips-check: ${reports.join(", ")}: every test ran`], err: [] };
+  return {
+    code: ci ? 1 : 0,
+    out: [],
+    err: [
+      ...problems.map((p) => `skips-check: ${p}`),
+      ci ? "skips-check: FAILED: under CI=true every test must run" : "skips-check: (not CI: reported, not failed)",
+    ],
+  };
+}

@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, statSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../../..");
@@ -123,6 +123,25 @@ export function goldensCheckOutcome(
       `Remove them after review: git rm ${orphans.join(" ")}`,
     ],
   };
+}
+
+/**
+ * goldens-check after a whole contract run: `log` is the run's golden log (each golden a test wrote,
+ * relative to the repository), `goldens` the folder to list. Without the log it fails, as the run
+ * that writes it did not happen; else goldensCheckOutcome's verdict over what is on disk.
+ */
+export function checkGoldens(log: string, goldens: string, ci: boolean): { code: 0 | 1; out: string[]; err: string[] } {
+  if (!existsSync(log))
+    return {
+      code: 1,
+      out: [],
+      err: [`goldens-check: ${log} is missing; run the whole contract tier first (npm run test:contract)`],
+    };
+  const written = new Set(readFileSync(log, "utf8").split("\n").filter(Boolean));
+  const onDisk = listGoldens(goldens);
+  const texts = new Map(onDisk.map((g) => [g, readFileSync(join(REPO_ROOT, g), "utf8")]));
+  const unnamed = findUnnamedWriters(texts, (f) => existsSync(join(REPO_ROOT, f)));
+  return goldensCheckOutcome(onDisk, written, unnamed, ci);
 }
 
 /**

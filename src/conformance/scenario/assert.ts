@@ -66,7 +66,7 @@ function contains(
   needle: string,
   positive: boolean,
   what: string,
-  complete = true,
+  complete: boolean,
 ): AssertionVerdict {
   if (haystack === null || haystack.length === 0) return unobserved(`no ${what} to look in`);
   const whats = what === "reply" ? "replies" : `${what}s`;
