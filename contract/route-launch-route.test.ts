@@ -1,4 +1,3 @@
-// @ts-nocheck
 // The edges of the route choice, the harness preflights, version compare, and instance parsing the
 // generated sweep found untested: each refusal's exact message where lists are empty or long, a
 // binary that does not run, versions that are not plain numbers, and a version the probe never printed.
@@ -9,6 +8,7 @@ import { isVersionAtLeast } from "../src/core/route/versions.ts";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
 import { parseInstance } from "../src/core/launch/instance.ts";
 import { isMosaicError } from "../src/core/errors.ts";
+import type { Harness } from "../src/core/sandbox/types.ts";
 import { loadCase } from "./support/launch-cases.ts";
 
 const pi = loadHarness("pi")!;
@@ -32,7 +32,7 @@ describe("chooseRoute: the whole choice", () => {
     });
   });
   it("a primary that fails preflight falls back, and the reason carries the primary's failure", () => {
-    const facts = (h) => (h === "pi" ? runs("/bin/pi", { exists: false }) : healthy());
+    const facts = (h: Harness) => (h === "pi" ? runs("/bin/pi", { exists: false }) : healthy());
     expect(
       chooseRoute(
         { harness: "pi", model: "m1", fallback: { harness: "claude-code", model: "m2", thinking: "high" } },
@@ -155,8 +155,9 @@ describe("decideLaunch: a harness version the probe never printed", () => {
     c.facts.binaries.pi = { ...c.facts.binaries.pi, version: null };
     const d = decideLaunch(c.instance, c.settings, c.facts, c.env);
     expect(d.kind).toBe("launch");
+    if (d.kind !== "launch") throw new Error(`pi-coder: expected a launch, got ${d.code}`);
     expect(d.plan.harnessVersion).toBe("unknown");
-    expect(JSON.parse(d.plan.bundle["manifest.json"]).harnessVersion).toBe("unknown");
+    expect(JSON.parse(d.plan.bundle["manifest.json"]!).harnessVersion).toBe("unknown");
   });
 });
 
@@ -170,6 +171,7 @@ describe("parseInstance: an unknown key", () => {
       err = e;
     }
     expect(isMosaicError(err)).toBe(true);
+    if (!isMosaicError(err)) throw new Error("parseInstance: expected a MosaicError");
     expect({ code: err.code, field: err.field, message: err.message }).toEqual({
       code: "bad-field",
       field: "undefined",

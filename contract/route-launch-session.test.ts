@@ -1,23 +1,23 @@
-// @ts-nocheck
 // The edges of planSession, the adapters' commands, sessionExit and canonicalJson the generated
 // sweep found untested: the fake adapter's session, each harness's adapter file and packages, an
 // adapter command that cannot run, a route without thinking, no exit code at all, and JSON nulls.
 import { describe, expect, it } from "vitest";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
-import { planSession, RUNNER_ENTRY } from "../src/core/session/plan-session.ts";
+import { planSession, RUNNER_ENTRY, type SessionInputs } from "../src/core/session/plan-session.ts";
 import { sessionExit } from "../src/core/session/exit.ts";
-import { claudeCommand } from "../src/core/adapters/command.ts";
+import { claudeCommand, type AdapterInput } from "../src/core/adapters/command.ts";
+import type { MosaicError } from "../src/core/errors.ts";
 import { canonicalJson } from "../src/core/bundle/digest.ts";
 import { loadHarness } from "../src/core/route/loader.ts";
 import { planRunnerBounds } from "../src/core/runner/bounds.ts";
 import { HOST_LAYOUTS, FIXTURE_REPO } from "../src/conformance/worlds/host-fixtures.ts";
 import { memoryView } from "../src/conformance/worlds/tree.ts";
-import { loadCase } from "./support/launch-cases.ts";
+import { loadCase, type LaunchCase } from "./support/launch-cases.ts";
 
 const FACTS = HOST_LAYOUTS["merged-usr"]!.facts;
 const HOST_ENV = { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", EDITOR: "vi", ANTHROPIC_API_KEY: "stand-in-value" };
 
-function launchPlan(name: string, edit = (_c) => {}) {
+function launchPlan(name: string, edit: (c: LaunchCase) => void = () => {}) {
   const c = loadCase(name);
   edit(c);
   const d = decideLaunch(c.instance, c.settings, c.facts, c.env);
@@ -25,7 +25,11 @@ function launchPlan(name: string, edit = (_c) => {}) {
   return { c, plan: d.plan };
 }
 
-function inputs(name: string, over = {}, edit = (_c) => {}) {
+function inputs(
+  name: string,
+  over: Partial<SessionInputs> = {},
+  edit: (c: LaunchCase) => void = () => {},
+): SessionInputs {
   const { c, plan } = launchPlan(name, edit);
   return {
     plan,
@@ -48,7 +52,8 @@ const thrown = (f: () => unknown) => {
   try {
     f();
   } catch (e) {
-    return { code: e.code, field: e.field, message: e.message };
+    const err = e as MosaicError;
+    return { code: err.code, field: err.field, message: err.message };
   }
   return "no throw";
 };
@@ -91,7 +96,10 @@ describe("planSession: the sandbox spec per harness", () => {
 });
 
 describe("planSession: the harness command it runs", () => {
-  const withArgv = (inp, argv) => ({ ...inp, plan: { ...inp.plan, adapter: { ...inp.plan.adapter, argv } } });
+  const withArgv = (inp: SessionInputs, argv: string[]): SessionInputs => ({
+    ...inp,
+    plan: { ...inp.plan, adapter: { ...inp.plan.adapter, argv } },
+  });
   it("Claude Code's bare claude runs from the path the host resolved", () => {
     const inp = inputs("claude-coder");
     const p = planSession(withArgv(inp, ["claude", "-p"]));
@@ -157,8 +165,13 @@ describe("planSession: the fake adapter", () => {
 
 describe("claudeCommand without a thinking level", () => {
   it("is refused: Claude Code needs --effort", () => {
-    const route = { harness: "claude-code", module: loadHarness("claude-code"), provider: "anthropic", model: "m1" };
-    const inp = {
+    const route = {
+      harness: "claude-code" as const,
+      module: loadHarness("claude-code")!,
+      provider: "anthropic",
+      model: "m1",
+    };
+    const inp: AdapterInput = {
       route: { ...route, thinking: null },
       paths: { runDir: "/data/runs/r1", repo: FIXTURE_REPO, node: "/usr/bin/node" },
       workspace: "/ws",
