@@ -117,6 +117,9 @@ function headModel(socket: string): Promise<number> {
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 
+const withoutModels = (bundle: Record<string, string>) =>
+  Object.fromEntries(Object.entries(bundle).filter(([k]) => k !== "models.json"));
+
 describe("sessionRunnerFiles", () => {
   it("a pi session loads the runner and the Pi extension, a Claude Code session the gate and the MCP server", () => {
     const rel = (h: "pi" | "claude-code") => sessionRunnerFiles(REPO_ROOT, h).map((f) => f.slice(REPO_ROOT.length + 1));
@@ -190,6 +193,8 @@ describe("start() without bwrap", () => {
       expect(mode(join(run, d)), d).toBe(0o700);
     expect(readFileSync(join(run, "session.json"), "utf8")).toBe(JSON.stringify(p.session.sessionFile, null, 2) + "\n");
     expect(mode(join(run, "session.json"))).toBe(0o600);
+    for (const [name, text] of Object.entries(p.launch.bundle))
+      expect(readFileSync(join(p.launch.bundleDir, name), "utf8"), `bundle ${name}`).toBe(text);
     const models = p.launch.bundle["models.json"];
     if (models !== undefined) {
       const f = join(p.launch.adapter.env.PI_CODING_AGENT_DIR!, "models.json");
@@ -295,11 +300,18 @@ describe("start() without bwrap", () => {
   it("a caller that is not root hands nothing over and makes no cgroups; a plan without a model has no proxy; a tool socket gone before the end is no error", async () => {
     const { p, req } = prepared("lsw-f");
     const run = req.runDir;
+    const stub = join(req.instance.workspace, ".stub");
+    writeFileSync(stub, "");
     const plan = withCommand(
       {
         ...p,
         facts: { ...p.facts, uid: p.facts.uid === 0 ? 1000 : p.facts.uid },
-        session: { ...p.session, sessionFile: { ...p.session.sessionFile, model: null } },
+        launch: { ...p.launch, bundle: withoutModels(p.launch.bundle) },
+        session: {
+          ...p.session,
+          mountStubs: [{ path: stub, kind: "file" }],
+          sessionFile: { ...p.session.sessionFile, model: null },
+        },
       },
       `cat > /dev/null; i=0; while [ ! -e "${run}/go" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done`,
     );
@@ -313,6 +325,8 @@ describe("start() without bwrap", () => {
     writeFileSync(join(run, "go"), "");
     const end = await s.exited;
     expect(end.end).toEqual({ kind: "code", code: 0 });
+    expect(existsSync(stub), "the mount stub is removed").toBe(false);
+    expect(existsSync(join(p.launch.adapter.env.PI_CODING_AGENT_DIR!, "models.json")), "no models.json").toBe(false);
   });
 
   it("a bind source the session cannot reach refuses the launch before anything is made", () => {
