@@ -65,7 +65,7 @@ const comm = (pid: number) => {
 
 /** A process named bwrap whose command line ends `--chdir <runDir> <runDir>`, with one child running `runner`. */
 async function fakeBwrap(runDir: string, runner: string): Promise<{ bwrap: ChildProcess; runner: number }> {
-  const bwrap = spawn("/bin/sh", ["-c", `${runner} & wait`, "--chdir", runDir, runDir], {
+  const bwrap = spawn("/bin/sh", ["-c", `trap "" TERM; ${runner} & wait`, "--chdir", runDir, runDir], {
     argv0: "bwrap",
     stdio: "ignore",
   });
@@ -130,14 +130,19 @@ describe("recover() ends what a dead host left", () => {
     // A bwrap of another run: not this launch's to kill.
     const bystander = await fakeBwrap(other.runDir, "sleep 30");
     const { bwrap, runner } = await fakeBwrap(w.runDir, "setpriv --pdeathsig KILL sleep 30");
+    // A second bwrap of the same run: both are killed, both named.
+    const second = await fakeBwrap(w.runDir, "setpriv --pdeathsig KILL sleep 30");
 
     const out = await recover(w.registry, w.bus);
 
-    expect(out).toEqual([{ run: "r-live", killed: [bwrap.pid], survivors: [], workspace: null }]);
+    const both = [bwrap.pid!, second.bwrap.pid!].sort((a, b) => a - b);
+    expect(out).toEqual([{ run: "r-live", killed: both, survivors: [], workspace: null }]);
     expect(isAlive(bwrap.pid!), "bwrap").toBe(false);
     expect(isAlive(runner), "the runner").toBe(false);
     expect(isAlive(bystander.bwrap.pid!), "another run's bwrap").toBe(true);
-    expect(w.registry.get("r-live")!.end!.detail).toBe(`found by its command line and killed (bwrap ${bwrap.pid})`);
+    expect(w.registry.get("r-live")!.end!.detail).toBe(
+      `found by its command line and killed (bwrap ${both[0]}, ${both[1]})`,
+    );
   });
 
   it("a runner that outlives its bwrap is found before the kill, killed after it, and reported", async () => {
