@@ -1,0 +1,406 @@
+// The model proxy in-process, each edge by its effect: what the upstream receives, what the session
+// gets back, and the egress log's lines. The upstream is a plain HTTP server on 127.0.0.1; the
+// proxy listens on a real Unix socket under the system's temp dir.
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
+import { egressLogPath, serveModelProxy, type ModelProxy, type ModelProxyOptions } from "../src/host/model-proxy.ts";
+
+const root = mkdtempSync(join(tmpdir(), "host-sweep-proxy-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+type Seen = { method: string; url: string; headers: IncomingHttpHeaders; body: string };
+type Answer = (req: IncomingMessage, res: import("node:http").ServerResponse) => void;
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function upstream(answer?: Answer): Promise<{ url: string; seen: Seen[]; server: Server }> {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c));
+    req.on("end", () => {
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+      if (answer !== undefined) return answer(req, res);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server };
+}
+
+let n = 0;
+async function proxy(
+  o: Partial<ModelProxyOptions> & { upstream: string },
+): Promise<{ p: ModelProxy; socket: string; log: string; dir: string }> {
+  const dir = join(root, `p${n++}`);
+  const socket = join(root, `p${n}.sock`);
+  const log = join(dir, "egress", "run.jsonl");
+  const p = serveModelProxy({
+    socket,
+    credential: { header: "x-api-key", value: "real-key" },
+    mode: "model-only",
+    egressLog: log,
+    ...o,
+  });
+  cleanups.push(() => p.close());
+  await p.listening;
+  return { p, socket, log, dir };
+}
+
+type Reply = { status: number; headers: IncomingHttpHeaders; body: string };
+function send(
+  socket: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | string[]> = {},
+  body: string | Buffer = "",
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: socket, method, path, headers }, (res) => {
+      let b = "";
+      res.on("data", (c: Buffer) => (b += c));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: b }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const readLog = (f: string): Array<Record<string, unknown>> =>
+  existsSync(f)
+    ? readFileSync(f, "utf8")
+        .trim()
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    : [];
+
+const CALL = { model: "m", max_tokens: 8, messages: [{ role: "user", content: "hi" }] };
+const SPACED = JSON.stringify(CALL, null, 1);
+const KEY = { "x-api-key": CREDENTIAL_PLACEHOLDER };
+const errorOf = (r: Reply) => JSON.parse(r.body) as { type: string; error: { type: string; message: string } };
+
+describe("egressLogPath", () => {
+  it("is the run's file under the state dir's egress directory", () => {
+    expect(egressLogPath("/state", "run-1")).toBe("/state/egress/run-1.jsonl");
+  });
+});
+
+describe("the model proxy forwards a model call", () => {
+  it("to the upstream's base path, serialised again, with its own length and type, and logs it after the answer", async () => {
+    const up = await upstream((_req, res) => {
+      res.writeHead(201, { "content-type": "application/json", "x-up": "yes" });
+      res.end('{"made":1}');
+    });
+    const { socket, log, dir } = await proxy({ upstream: `${up.url}/base/` });
+    const r = await send(
+      socket,
+      "POST",
+      "/v1/messages?beta=true",
+      { ...KEY, "content-type": "text/plain", "content-encoding": "identity" },
+      SPACED,
+    );
+    expect(r.status).toBe(201);
+    expect(r.body).toBe('{"made":1}');
+    expect(r.headers["x-up"]).toBe("yes");
+    expect(up.seen.map((s) => `${s.method} ${s.url}`)).toEqual(["POST /base/v1/messages?beta=true"]);
+    const seen = up.seen[0]!;
+    expect(seen.body, "what the check read, serialised again").toBe(JSON.stringify(CALL));
+    expect(seen.headers["content-type"]).toBe("application/json");
+    expect(seen.headers["content-length"]).toBe(String(JSON.stringify(CALL).length));
+    expect(seen.headers["content-encoding"]).toBeUndefined();
+    expect(seen.headers["x-api-key"]).toBe("real-key");
+    const lines = readLog(log);
+    expect(lines).toEqual([
+      {
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        method: "POST",
+        path: "/v1/messages",
+        outcome: "allowed",
+        status: 201,
+        bytesIn: SPACED.length,
+        bytesOut: '{"made":1}'.length,
+      },
+    ]);
+    expect(statSync(join(dir, "egress")).mode & 0o777, "the log's directory").toBe(0o700);
+    expect(statSync(log).mode & 0o777, "the log").toBe(0o600);
+    expect(statSync(socket).mode & 0o777, "the socket").toBe(0o600);
+  });
+
+  it("a HEAD / without a body goes up as it is, and one with a body is refused", async () => {
+    const up = await upstream((_req, res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    const { socket, log } = await proxy({ upstream: up.url });
+    const ok = await send(socket, "HEAD", "/", KEY);
+    expect(ok.status).toBe(204);
+    expect(up.seen.map((s) => [s.method, s.url, s.body, s.headers["content-length"]])).toEqual([
+      ["HEAD", "/", "", undefined],
+    ]);
+    const bad = await send(socket, "HEAD", "/", { ...KEY, "content-length": "2" }, "{}");
+    expect(bad.status).toBe(400);
+    expect(up.seen.length, "nothing more went up").toBe(1);
+    expect(readLog(log).map((l) => [l.outcome, l.method, l.status, l.bytesIn, l.why])).toEqual([
+      ["allowed", "HEAD", 204, 0, undefined],
+      ["refused", "HEAD", 400, 2, "HEAD / carries no body"],
+    ]);
+  });
+
+  it("a response's connection and transfer-encoding headers are the proxy's own, not the upstream's", async () => {
+    const up = await upstream((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", connection: "close", "transfer-encoding": "chunked" });
+      res.write('{"a":');
+      res.end("1}");
+    });
+    const { socket } = await proxy({ upstream: up.url });
+    const r = await send(socket, "POST", "/v1/messages", { ...KEY, connection: "keep-alive" }, JSON.stringify(CALL));
+    expect(r.status).toBe(200);
+    expect(r.body).toBe('{"a":1}');
+    expect(r.headers.connection, "the session's connection stays open").toBe("keep-alive");
+  });
+});
+
+describe("the model proxy refuses", () => {
+  it("a body that is not JSON, naming the parser's reason, with nothing sent up", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url });
+    const r = await send(socket, "POST", "/v1/messages", KEY, "{nope");
+    expect(r.status).toBe(400);
+    const e = errorOf(r);
+    expect(e.error.type).toBe("invalid_request_error");
+    let why = "";
+    try {
+      JSON.parse("{nope");
+    } catch (x) {
+      why = (x as Error).message;
+    }
+    expect(e.error.message).toBe(`the request body is not JSON the proxy can check: ${why.slice(0, 200)}`);
+    expect(up.seen).toEqual([]);
+    expect(readLog(log)).toEqual([
+      {
+        time: expect.any(String),
+        method: "POST",
+        path: "/v1/messages",
+        outcome: "refused",
+        status: 400,
+        bytesIn: 5,
+        bytesOut: Buffer.byteLength(r.body),
+        why: e.error.message,
+      },
+    ]);
+  });
+
+  it("a body the body check refuses, with the check's status and reason", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url });
+    const body = JSON.stringify({ ...CALL, tools: [{ type: "web_fetch_20250910", name: "web_fetch" }] });
+    const r = await send(socket, "POST", "/v1/messages", KEY, body);
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(up.seen).toEqual([]);
+    const [line] = readLog(log);
+    expect(line).toMatchObject({ outcome: "refused", status: r.status, bytesIn: body.length });
+    expect(line!.why).toBe(errorOf(r).error.message);
+  });
+
+  it("a beta off the list, after reading the body whole and counting it", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url });
+    const body = JSON.stringify(CALL);
+    const r = await send(socket, "POST", "/v1/messages", { ...KEY, "anthropic-beta": "web-fetch-2025-09-10" }, body);
+    expect(r.status).toBe(403);
+    expect(errorOf(r).error.message).toContain("web-fetch-2025-09-10");
+    expect(up.seen).toEqual([]);
+    expect(readLog(log).map((l) => [l.outcome, l.status, l.bytesIn])).toEqual([["refused", 403, body.length]]);
+  });
+
+  it("the same beta passes with its grant, and a grant given is the only one: a grant's beta not given stays refused", async () => {
+    const up = await upstream();
+    const { socket } = await proxy({ upstream: up.url, grants: ["web-fetch"] });
+    const body = JSON.stringify(CALL);
+    expect(
+      (await send(socket, "POST", "/v1/messages", { ...KEY, "anthropic-beta": "web-fetch-2025-09-10" }, body)).status,
+    ).toBe(200);
+    expect(
+      (await send(socket, "POST", "/v1/messages", { ...KEY, "anthropic-beta": "web-search-2025-03-05" }, body)).status,
+    ).toBe(403);
+    expect(up.seen.length).toBe(1);
+  });
+
+  it("a request the egress table refuses: its body read and counted, one refusal logged", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url });
+    const r = await send(socket, "POST", "/v1/files", KEY, "x".repeat(300));
+    expect(r.status).toBe(403);
+    expect(readLog(log).map((l) => [l.outcome, l.path, l.status, l.bytesIn])).toEqual([
+      ["refused", "/v1/files", 403, 300],
+    ]);
+  });
+
+  it("a refused request's body past the size bound is refused as too large, once, at the first chunk past it", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url, limits: { bodyBytes: 100 } });
+    const r = await send(socket, "POST", "/v1/files", KEY, "x".repeat(150));
+    expect(r.status).toBe(413);
+    expect(errorOf(r).error.type).toBe("request_too_large");
+    expect(readLog(log).map((l) => [l.outcome, l.status, l.bytesIn])).toEqual([["refused", 413, 150]]);
+  });
+
+  it("a held request past the session's held bytes is refused 429, and the bytes come back when a request ends", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url, limits: { heldBytes: 120, bodyBytes: 1000 } });
+    // One request of 110 bytes holds 80 of them and waits for the rest of its body.
+    const body = JSON.stringify({ ...CALL, messages: [{ role: "user", content: "y".repeat(40) }] });
+    const held = await new Promise<import("node:http").ClientRequest>((ok) => {
+      const req = request({
+        socketPath: socket,
+        method: "POST",
+        path: "/v1/messages",
+        headers: { ...KEY, "content-length": String(body.length) },
+      });
+      req.on("error", () => {});
+      req.write(body.slice(0, 80), () => ok(req));
+    });
+    // Until the proxy has read it: the next request's check must see those bytes held.
+    for (let i = 0; i < 200 && readLog(log).length === 0; i++) {
+      const r = await send(socket, "POST", "/v1/messages", KEY, JSON.stringify(CALL));
+      if (r.status === 429) break;
+      await new Promise((ok) => setTimeout(ok, 2));
+    }
+    const refused = readLog(log).filter((l) => l.status === 429);
+    expect(refused.length, "a request over the held bound is refused").toBe(1);
+    expect(refused[0]!.why).toBe(
+      "the session's requests hold over 120 bytes of body at once; retry when one has finished",
+    );
+    await new Promise<void>((ok) => held.end(body.slice(80), () => ok()));
+    const wentUp = () => up.seen.filter((s) => s.body === body).length;
+    for (let i = 0; i < 500 && wentUp() === 0; i++) await new Promise((ok) => setTimeout(ok, 2));
+    expect(wentUp(), "the held request went up whole").toBe(1);
+    const after = await send(socket, "POST", "/v1/messages", KEY, body);
+    expect(after.status, "its bytes were given back").toBe(200);
+  });
+
+  it("a declared length past the bound is refused before a byte is read", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url, limits: { bodyBytes: 100 } });
+    const r = await send(socket, "POST", "/v1/messages", { ...KEY, "content-length": "150" }, "x".repeat(150));
+    expect(r.status).toBe(413);
+    expect(readLog(log).map((l) => [l.status, l.bytesIn])).toEqual([[413, 0]]);
+    expect(up.seen).toEqual([]);
+  });
+
+  it("a body that grows past the bound without a declared length is refused at the chunk past it", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url, limits: { bodyBytes: 100 } });
+    const r = await send(socket, "POST", "/v1/messages", { ...KEY, "transfer-encoding": "chunked" }, "x".repeat(150));
+    expect(r.status).toBe(413);
+    expect(readLog(log).map((l) => [l.status, l.bytesIn])).toEqual([[413, 150]]);
+    expect(up.seen).toEqual([]);
+  });
+
+  it("no credential: refused 500 after the body, nothing sent up", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url, credential: null });
+    const r = await send(socket, "POST", "/v1/messages", KEY, JSON.stringify(CALL));
+    expect(r.status).toBe(500);
+    expect(errorOf(r).error).toEqual({
+      type: "api_error",
+      message: "the host holds no credential for this session's model",
+    });
+    expect(readLog(log).map((l) => [l.status, l.bytesIn])).toEqual([[500, JSON.stringify(CALL).length]]);
+  });
+
+  it("an upstream that cannot be reached: 502 naming why, logged as allowed with the answer's size", async () => {
+    const gone = createServer();
+    await new Promise<void>((r) => gone.listen(0, "127.0.0.1", r));
+    const port = (gone.address() as AddressInfo).port;
+    await new Promise<void>((r) => gone.close(() => r()));
+    const { socket, log } = await proxy({ upstream: `http://127.0.0.1:${port}` });
+    const r = await send(socket, "POST", "/v1/messages", KEY, JSON.stringify(CALL));
+    expect(r.status).toBe(502);
+    const e = errorOf(r).error;
+    expect(e.type).toBe("api_error");
+    expect(e.message).toMatch(/^the model API could not be reached: connect ECONNREFUSED/);
+    const [line] = readLog(log);
+    expect(line).toEqual({
+      time: expect.any(String),
+      method: "POST",
+      path: "/v1/messages",
+      outcome: "allowed",
+      status: 502,
+      bytesIn: JSON.stringify(CALL).length,
+      bytesOut: Buffer.byteLength(r.body),
+      why: e.message.replace("the model API could not be reached: ", ""),
+    });
+  });
+
+  it("an https upstream is spoken to over TLS: a plain HTTP server there cannot answer it", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url.replace("http:", "https:") });
+    const r = await send(socket, "POST", "/v1/messages", KEY, JSON.stringify(CALL));
+    expect(r.status).toBe(502);
+    expect(readLog(log)[0]).toMatchObject({ outcome: "allowed", status: 502 });
+  });
+});
+
+describe("the model proxy's socket and log", () => {
+  it("a connection past the bound is closed at once and logged", async () => {
+    const up = await upstream();
+    const { socket, log } = await proxy({ upstream: up.url, limits: { connections: 1 } });
+    const first: Socket = connect(socket);
+    cleanups.push(() => void first.destroy());
+    await new Promise<void>((ok) => first.once("connect", () => ok()));
+    const second: Socket = connect(socket);
+    await new Promise<void>((ok) => second.once("close", () => ok()));
+    for (let i = 0; i < 200 && readLog(log).length === 0; i++) await new Promise((ok) => setTimeout(ok, 2));
+    expect(readLog(log)).toEqual([
+      {
+        time: expect.stringMatching(/^\d{4}-/),
+        method: "",
+        path: "",
+        outcome: "refused",
+        status: 0,
+        bytesIn: 0,
+        bytesOut: 0,
+        why: "over the session's 1 connections: closed at once",
+      },
+    ]);
+  });
+
+  it("a socket that cannot be made rejects listening", async () => {
+    const p = serveModelProxy({
+      socket: join(root, "no-such-dir", "model.sock"),
+      upstream: "http://127.0.0.1:1",
+      credential: null,
+      mode: "model-only",
+      egressLog: join(root, "never.jsonl"),
+    });
+    await expect(p.listening).rejects.toThrow(/^listen E/);
+  });
+
+  it("close() is one close, however often it is called, and writes the last summary of suppressed refusals", async () => {
+    const up = await upstream();
+    const { p, socket, log } = await proxy({ upstream: up.url });
+    // 64 refusals are kept; the 65th and 66th are summarised at 1 and 2; the 67th waits for close.
+    for (let i = 0; i < 67; i++) await send(socket, "GET", "/v1/models", KEY);
+    expect(readLog(log).length).toBe(66);
+    const a = p.close();
+    expect(p.close(), "the same close").toBe(a);
+    await a;
+    const last = readLog(log).at(-1)!;
+    expect(last).toMatchObject({ outcome: "refused-summary", refused: 67, suppressed: 3, byStatus: { "403": 67 } });
+    expect(readLog(log).length).toBe(67);
+    expect(existsSync(socket), "the socket is gone").toBe(false);
+  });
+});
