@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
+import { catalogTaggedLines } from "../src/mutation/sweep-tags.ts";
 import {
   describeSurvivor,
   readEquivalents,
@@ -63,19 +64,44 @@ describe("the sweep's triage: every survivor has a test or an argued row", () =>
   it("a file's score is killed over killed plus untriaged: an argued row leaves the score, an open survivor lowers it", () => {
     const rows = readEquivalents(ROW) as never;
     expect(sweepScores(report("Survived"), rows)).toEqual([
-      { file: "src/core/x.ts", killed: 1, equivalent: 1, untriaged: 0, score: 100 },
+      { file: "src/core/x.ts", killed: 1, equivalent: 1, tagged: 0, untriaged: 0, score: 100 },
     ]);
     expect(sweepScores(report("Survived"), [])).toEqual([
-      { file: "src/core/x.ts", killed: 1, equivalent: 0, untriaged: 1, score: 50 },
+      { file: "src/core/x.ts", killed: 1, equivalent: 0, tagged: 0, untriaged: 1, score: 50 },
     ]);
     expect(sweepScores(report("Timeout"), []), "a timeout counts as killed").toEqual([
-      { file: "src/core/x.ts", killed: 2, equivalent: 0, untriaged: 0, score: 100 },
+      { file: "src/core/x.ts", killed: 2, equivalent: 0, tagged: 0, untriaged: 0, score: 100 },
     ]);
     expect(
       renderScores(sweepScores(report("NoCoverage"), []) as never)
         .split("\n")
         .at(-1),
-    ).toBe("| src/core/x.ts | 1 | 0 | 1 | 50% |");
+    ).toBe("| src/core/x.ts | 1 | 0 | 0 | 1 | 50% |");
+  });
+  it("a survivor on a line whose safety tag has a catalog mutant is triaged by that mutant, and leaves the score", () => {
+    const survivors = readSweepSurvivors(report("NoCoverage")) as SweepMutant[];
+    const tagged = new Map([["src/core/x.ts", new Set([2])]]);
+    expect(untriaged(survivors, [], tagged)).toEqual([]);
+    expect(untriaged(survivors, [], new Map([["src/core/x.ts", new Set([1])]])).length, "another line's tag").toBe(1);
+    expect(untriaged(survivors, [], new Map([["src/core/y.ts", new Set([2])]])).length, "another file's tag").toBe(1);
+    expect(sweepScores(report("NoCoverage"), [], tagged)).toEqual([
+      { file: "src/core/x.ts", killed: 1, equivalent: 0, tagged: 1, untriaged: 0, score: 100 },
+    ]);
+  });
+  it("catalogTaggedLines: the lines of a swept file whose tag names one of the catalog's mutants of that file", () => {
+    const file = "src/conformance/scenario/run.ts";
+    const source = readFileSync(join(REPO_ROOT, file), "utf8");
+    const added = source.split("\n").length; // the line appended below
+    const withTag = (id: string) =>
+      catalogTaggedLines(
+        REPO_ROOT,
+        JSON.stringify({ files: { [file]: { source: `${source}z(); // safety: ${id}\n` } } }),
+      )
+        .get(file)
+        ?.has(added);
+    expect(withTag("leak-check-drops-canary"), "a tag naming a catalog mutant of this file counts").toBe(true);
+    expect(withTag("no-such-mutant"), "a tag with no catalog mutant does not").toBe(false);
+    expect(withTag("host-facts-split-usr"), "nor one whose mutant is in another file").toBe(false);
   });
   it("a row with a cell missing or empty is refused, naming its line", () => {
     expect(readEquivalents('\n| src/core/x.ts | StringLiteral | `"y"` | `""` |  |')).toEqual({

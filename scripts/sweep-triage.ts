@@ -2,6 +2,7 @@
 // or this exits 1 naming each one in the form a row of mutants/equivalent.md takes.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { catalogTaggedLines } from "../src/mutation/sweep-tags.ts";
 import {
   describeSurvivor,
   readEquivalents,
@@ -21,16 +22,17 @@ for (const r of [survivors, rows])
     process.exit(2);
   }
 const text = readFileSync(reportFile, "utf8");
-const scores = sweepScores(text, rows as never);
+const tagged = catalogTaggedLines(root, text);
+const scores = sweepScores(text, rows as never, tagged);
 if ("problem" in scores) {
   console.error(`sweep-triage: ${scores.problem}`);
   process.exit(2);
 }
 console.log(renderScores(scores));
-const left = untriaged(survivors as never, rows as never);
+const left = untriaged(survivors as never, rows as never, tagged);
 if (left.length === 0) {
   console.log(
-    `sweep-triage: ${(survivors as unknown[]).length} survivors, each argued equivalent in mutants/equivalent.md`,
+    `sweep-triage: ${(survivors as unknown[]).length} survivors, each argued equivalent in mutants/equivalent.md or on a catalog-tagged line`,
   );
   process.exit(0);
 }

@@ -1,6 +1,7 @@
 // The generated sweep's triage (npm run mutants:sweep): every mutant StrykerJS reports as
-// survived or without coverage must have a row in mutants/equivalent.md that argues it cannot
-// change behaviour, or be killed by a test. A survivor with neither fails the sweep, naming it.
+// survived or without coverage must be killed by a test, have a row in mutants/equivalent.md that
+// argues it cannot change behaviour, or sit on a line whose safety tag has a catalog mutant (the
+// catalog runner, which drives the live tier, proves that line). Anything else fails the sweep.
 
 /** One generated mutant as the triage reads it off StrykerJS's mutation.json. */
 export type SweepMutant = {
@@ -100,9 +101,19 @@ export function readEquivalents(markdown: string): EquivalentRow[] | { problem: 
 }
 
 /** Survivors no equivalent row covers: each must get a test, a catalog mutant, or a row. */
-export function untriaged(survivors: readonly SweepMutant[], rows: readonly EquivalentRow[]): SweepMutant[] {
+/** Per file, the lines a safety tag with a catalog mutant protects. */
+export type TaggedLines = ReadonlyMap<string, ReadonlySet<number>>;
+
+const onTaggedLine = (m: SweepMutant, tagged: TaggedLines) => tagged.get(m.file)?.has(m.line) === true;
+
+export function untriaged(
+  survivors: readonly SweepMutant[],
+  rows: readonly EquivalentRow[],
+  tagged: TaggedLines = new Map(),
+): SweepMutant[] {
   return survivors.filter(
     (m) =>
+      !onTaggedLine(m, tagged) &&
       !rows.some(
         (r) =>
           r.file === m.file &&
@@ -119,11 +130,16 @@ export function describeSurvivor(m: SweepMutant): string {
   return `${m.status} ${m.file}:${m.line}: | ${m.file} | ${m.mutator} | \`${esc(m.original)}\` | \`${esc(m.replacement) || "(empty)"}\` | <why> |`;
 }
 
-/** One file's score: killed (timeouts count, as Stryker counts them) over the mutants not argued equivalent. */
+/**
+ * One file's score: killed (timeouts count, as Stryker counts them) over the mutants neither argued
+ * equivalent nor on a catalog-tagged line.
+ */
 export type FileScore = {
   file: string;
   killed: number;
   equivalent: number;
+  /** Survivors on a line whose safety tag has a catalog mutant: proven by the catalog, not by this sweep. */
+  tagged: number;
   untriaged: number;
   /** Killed over killed plus untriaged, in percent; 100 when every non-equivalent mutant is killed. */
   score: number;
@@ -132,18 +148,30 @@ export type FileScore = {
 const KILLED = new Set(["Killed", "Timeout"]);
 
 /** Each file's score from a mutation.json and the equivalent rows; what cannot be read is a problem. */
-export function sweepScores(text: string, rows: readonly EquivalentRow[]): FileScore[] | { problem: string } {
+export function sweepScores(
+  text: string,
+  rows: readonly EquivalentRow[],
+  tagged: TaggedLines = new Map(),
+): FileScore[] | { problem: string } {
   const survivors = readSweepSurvivors(text);
   if ("problem" in survivors) return survivors;
   const d = JSON.parse(text) as Report;
-  const left = new Set(untriaged(survivors, rows));
+  const left = new Set(untriaged(survivors, rows, tagged));
   return Object.entries(d.files ?? {})
     .map(([file, f]) => {
       const killed = (f.mutants ?? []).filter((m) => KILLED.has(m.status ?? "")).length;
       const mine = survivors.filter((m) => m.file === file);
       const open = mine.filter((m) => left.has(m)).length;
+      const onTag = mine.filter((m) => onTaggedLine(m, tagged)).length;
       const score = killed + open === 0 ? 100 : (100 * killed) / (killed + open);
-      return { file, killed, equivalent: mine.length - open, untriaged: open, score: Math.floor(score * 10) / 10 };
+      return {
+        file,
+        killed,
+        equivalent: mine.length - open - onTag,
+        tagged: onTag,
+        untriaged: open,
+        score: Math.floor(score * 10) / 10,
+      };
     })
     .sort((a, b) => a.file.localeCompare(b.file));
 }
@@ -151,8 +179,8 @@ export function sweepScores(text: string, rows: readonly EquivalentRow[]): FileS
 /** The scores as a markdown table, for the README and the sweep's output. */
 export function renderScores(scores: readonly FileScore[]): string {
   return [
-    "| file | killed | argued equivalent | untriaged | score |",
-    "|---|---|---|---|---|",
-    ...scores.map((s) => `| ${s.file} | ${s.killed} | ${s.equivalent} | ${s.untriaged} | ${s.score}% |`),
+    "| file | killed | argued equivalent | on a catalog-tagged line | untriaged | score |",
+    "|---|---|---|---|---|---|",
+    ...scores.map((s) => `| ${s.file} | ${s.killed} | ${s.equivalent} | ${s.tagged} | ${s.untriaged} | ${s.score}% |`),
   ].join("\n");
 }
