@@ -71,7 +71,9 @@ function exchange(
       c.destroy();
       resolve({ lines, closed });
     };
-    const timer = setTimeout(settle, opts.waitMs ?? 2000);
+    // An answer settles the exchange at once; the bound only ends a wait for one that never comes,
+    // so it is generous: instrumented (the generated sweep) and loaded, a MiB line takes seconds.
+    const timer = setTimeout(settle, opts.waitMs ?? 20_000);
     c.setEncoding("utf8");
     c.on("error", () => {});
     c.on("data", (d: string) => {
