@@ -7,7 +7,8 @@
 //         then checks no container mount is left.
 // On a machine with Docker (a GitHub runner), DOCKER_HOST names it and podman is not used.
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import { $, sleep } from "zx";
 import { BASES, buildOf, imageSourceOf, imageTag, mmdebstrapArgs, registryDockerfile } from "../matrix/bases.ts";
@@ -46,7 +47,15 @@ async function installPodman(): Promise<void> {
 }
 
 async function ping(socket: string): Promise<boolean> {
-  return (await $`curl -fsS --max-time 2 --unix-socket ${socket} http://d/_ping`.nothrow()).exitCode === 0;
+  return new Promise((resolve) => {
+    const req = request({ socketPath: socket, path: "/_ping", timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => req.destroy());
+    req.end();
+  });
 }
 
 /** podman's API service: started by hand, since there is no systemd to socket-activate it. */
@@ -167,8 +176,14 @@ async function down(): Promise<number> {
     // Each exec's conmon waits out its exit delay (300 s) after its container is gone: stopped by
     // the container id on its command line.
     let killed = 0;
-    for (const pid of (await $`pgrep -x conmon`.nothrow()).stdout.split(/\s+/).filter(Boolean)) {
-      const args = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+      let args: string;
+      try {
+        args = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      } catch {
+        continue; // gone meanwhile
+      }
+      if (!args.startsWith("/usr/bin/conmon\0") && !args.startsWith("conmon\0")) continue;
       if (ids.some((id) => args.includes(id))) {
         try {
           process.kill(Number(pid), "SIGKILL");
