@@ -121,6 +121,7 @@ function runner(
     env?: Record<string, string>;
     fd?: number;
     onStderr?: (all: string, child: ReturnType<typeof spawn>) => void;
+    onSpawn?: (child: ReturnType<typeof spawn>) => void;
   } = {},
 ): Promise<Ended> {
   const sweep = sweepChild();
@@ -128,6 +129,7 @@ function runner(
     env: { ...CHILD_ENV, ...opts.env, ...sweep.env },
     stdio: ["pipe", "ignore", "pipe", ...(opts.fd === undefined ? [] : [opts.fd])],
   });
+  opts.onSpawn?.(child);
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
@@ -149,29 +151,37 @@ const CAP = '{"cap":"cap-xyz"}\n';
 /** The children's environment: a compile cache shared by this file's runners, so only the first compiles. */
 const CHILD_ENV = { PATH: "/usr/bin:/bin", NODE_COMPILE_CACHE: join(scratch.root, "compile-cache") };
 
-/** A whole session: the broker answers as `answer` says; `stopWhen` on stderr sends SIGTERM. */
+/**
+ * A whole session: the broker answers as `answer` says; once `stopWhen` holds for the requests
+ * seen so far (checked at each request, before it is answered), the runner gets SIGTERM.
+ */
 async function session(
   r: Run,
   answer: (q: Req, nth: number) => Reply,
-  stopWhen: ((stderr: string) => boolean) | null,
+  stopWhen: ((seen: Req[]) => boolean) | null,
   extra: { env?: Record<string, string>; stdin?: string; afterClaim?: () => Promise<void> } = {},
 ): Promise<Ended & { seen: Req[] }> {
-  const b = await broker(r.brokerSocket, answer);
+  let stop: (() => void) | null = null;
+  let stopped = false;
+  const b = await broker(r.brokerSocket, (q, nth) => {
+    if (!stopped && stopWhen !== null && stop !== null && stopWhen(b.seen)) {
+      stopped = true;
+      stop();
+    }
+    return answer(q, nth);
+  });
   const sock = boundSocket(r.toolSocket);
   try {
-    let stopped = false;
     const ended = await runner([r.dir], {
       stdin: extra.stdin ?? CAP,
       env: extra.env,
       fd: sock.fd,
+      onSpawn: (child) => (stop = () => child.kill("SIGTERM")),
       onStderr: (all, child) => {
         if (stopped) return;
         if (extra.afterClaim !== undefined && all.includes(" for run ")) {
           stopped = true;
           void extra.afterClaim().finally(() => child.kill("SIGTERM"));
-        } else if (stopWhen !== null && stopWhen(all)) {
-          stopped = true;
-          child.kill("SIGTERM");
         }
       },
     });
@@ -181,6 +191,9 @@ async function session(
     b.server.close();
   }
 }
+
+/** A read after `n` sends: every reply of the turns before it was answered. */
+const readAfterSends = (n: number) => (seen: Req[]) => sends(seen).length >= n && seen.at(-1)?.verb === "message.read";
 
 /** A broker with one message waiting at the first read, then none. */
 const withMessages =
@@ -203,7 +216,7 @@ describe("the session runner as a process", () => {
       { id: "r1", from: "qa", kind: "result", body: "a result, never answered" },
       { id: "m2", from: "qa", kind: "message", body: "again" },
     ];
-    const out = await session(r, withMessages(msgs), (e) => e.includes("turn 2: ok"));
+    const out = await session(r, withMessages(msgs), readAfterSends(2));
     expect(out.code, out.stderr).toBe(0);
     expect(out.seen.every((q) => q.cap === "cap-xyz")).toBe(true);
     expect(verbs(out.seen).slice(0, 4)).toEqual(["role.claim", "message.read", "message.send", "message.send"]);
@@ -230,7 +243,7 @@ describe("the session runner as a process", () => {
       withMessages([{ id: "m1", from: "pm", kind: "message", body: "x" }], (q, nth) =>
         q.verb === "message.send" && nth === 1 ? err("too-long", "the line is too long") : undefined,
       ),
-      (e) => e.includes("turn 1:") && e.includes("\n", e.indexOf("turn 1:")),
+      readAfterSends(2),
     );
     expect(out.code, out.stderr).toBe(0);
     expect(out.stderr).toContain("mosaic runner: turn 1: failed: the harness exited 3\n");
@@ -532,7 +545,7 @@ console.log("done " + msg);
       { id: "m1", from: "pm", kind: "message", body: "report" },
       { id: "m2", from: "pm", kind: "message", body: "silent" },
     ];
-    const out = await session(r, withMessages(msgs), (e) => e.includes("turn 2: "));
+    const out = await session(r, withMessages(msgs), readAfterSends(2));
     expect(out.code, out.stderr).toBe(0);
     const bodies = sends(out.seen).map((a) => a.body);
     expect(bodies[0]).toContain("done report");
@@ -555,8 +568,10 @@ console.log("done " + msg);
         cwd: "/",
       },
     });
-    const out = await session(r, withMessages([{ id: "m1", from: "pm", kind: "message", body: "x" }]), (e) =>
-      e.includes("turn 1: failed"),
+    const out = await session(
+      r,
+      withMessages([{ id: "m1", from: "pm", kind: "message", body: "x" }]),
+      readAfterSends(1),
     );
     expect(sends(out.seen).map((a) => a.body)).toEqual(["The turn failed: the harness exited 4"]);
   });
