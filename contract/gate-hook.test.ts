@@ -1,3 +1,4 @@
+// @ts-nocheck
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -10,6 +11,7 @@ import { memoryView } from "../src/conformance/worlds/tree.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { importGraph } from "../src/host/import-graph.ts";
+import { sweepChild } from "./support/sweep-child.ts";
 
 const policy = {
   harness: "claude-code",
@@ -181,14 +183,21 @@ describe("the hook's last-resort handler, as a process without the shell wrapper
     const policy = join(root, "policy.json");
     writeFileSync(policy, "{}");
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), join(root, "src/host/claude-gate.ts"), policy], {
-        stdio: ["pipe", "ignore", "pipe"],
-      });
+      // Under the sweep the child gets the active mutant and hands back its coverage.
+      const sweep = sweepChild();
+      const child = spawn(
+        process.execPath,
+        [...sweep.execArgv, ...(opts.nodeArgs ?? []), join(root, "src/host/claude-gate.ts"), policy],
+        { stdio: ["pipe", "ignore", "pipe"], env: { ...process.env, ...sweep.env } },
+      );
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
       child.on("error", reject);
       // "close", not "exit": stderr may still be in flight when the process exits.
-      child.on("close", (code) => resolve({ code, stderr }));
+      child.on("close", (code) => {
+        sweep.collect();
+        resolve({ code, stderr });
+      });
       child.stdin.end(hook("Read", { file_path: "/etc/passwd" }));
     });
   }

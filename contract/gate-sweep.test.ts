@@ -1,3 +1,4 @@
+// @ts-nocheck
 // The gate's host side beyond decide(): the report each decision sends the runner's tripwire
 // (gate-report.ts), the Pi extension as Pi loads it (pi-extension.ts's default export), and the
 // Claude Code hook as Claude Code runs it (claude-gate.ts: runHook's branches in-process, main() as
@@ -6,7 +7,7 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { GATE_REPORT_TOOL } from "../src/core/runner/tripwire.ts";
 import { decide } from "../src/core/gate/decide.ts";
@@ -16,6 +17,7 @@ import mosaicGate, { readPolicyFile } from "../src/host/pi-extension.ts";
 import { memoryView } from "../src/conformance/worlds/tree.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { importGraph } from "../src/host/import-graph.ts";
 import { sweepChild } from "./support/sweep-child.ts";
 
 const scratch = makeScratch("gate-sweep");
@@ -307,5 +309,59 @@ describe("the Claude Code hook", () => {
     expect(out.stderr).toBe(
       'mosaic gate: Read file_path: "/etc/passwd" resolves to /etc/passwd, outside the workspace\n',
     );
+  });
+
+  /** The hook's files laid out afresh under the scratch root, some replaced: `over` maps a path to its text. */
+  function layout(over: Record<string, string>): string {
+    const root = join(scratch.root, `layout${n++}`);
+    const files = importGraph([join(REPO_ROOT, "src/host/claude-gate.ts")]).files.map((f) => relative(REPO_ROOT, f));
+    for (const f of files) {
+      mkdirSync(dirname(join(root, f)), { recursive: true });
+      writeFileSync(join(root, f), over[f] ?? readFileSync(join(REPO_ROOT, f), "utf8"));
+    }
+    return root;
+  }
+
+  it("a report module that will not load changes no verdict: an allowed call still exits 0", async () => {
+    const root = layout({
+      "src/core/gate/decide.ts": "export function decide() { return { allow: true }; }\n",
+      "src/host/gate-report.ts": "export function reportDecision( {\n",
+    });
+    const pol = join(root, "policy.json");
+    writeFileSync(pol, "{}");
+    const sweep = sweepChild();
+    const child = spawn(process.execPath, [...sweep.execArgv, join(root, "src/host/claude-gate.ts"), pol], {
+      env: { PATH: "/usr/bin:/bin", MOSAIC_TOOL_SOCKET: join(scratch.root, "none.sock"), ...sweep.env },
+      stdio: ["pipe", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdin!.end(hook({ file_path: "/ws/a.txt" }));
+    const code = await new Promise<number | null>((done) => child.on("close", (c) => done(c)));
+    sweep.collect();
+    expect([code, stderr]).toEqual([0, ""]);
+  });
+
+  it("imported as a module it runs nothing: no stdin read, no exit code set, nothing written", async () => {
+    const sweep = sweepChild();
+    const gate = join(REPO_ROOT, "src/host/claude-gate.ts");
+    const child = spawn(
+      process.execPath,
+      [
+        ...sweep.execArgv,
+        "--input-type=module",
+        "-e",
+        `const m = await import(${JSON.stringify(gate)}); console.log(typeof m.runHook);`,
+      ],
+      { env: { PATH: "/usr/bin:/bin", ...sweep.env }, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    let out = "";
+    let err = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.stdin!.end("{}");
+    const code = await new Promise<number | null>((done) => child.on("close", (c) => done(c)));
+    sweep.collect();
+    expect([code, out, err]).toEqual([0, "function\n", ""]);
   });
 });
