@@ -1,4 +1,3 @@
-// @ts-nocheck
 // The gate's host side beyond decide(): the report each decision sends the runner's tripwire
 // (gate-report.ts), the Pi extension as Pi loads it (pi-extension.ts's default export), and the
 // Claude Code hook as Claude Code runs it (claude-gate.ts: runHook's branches in-process, main() as
