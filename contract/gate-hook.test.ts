@@ -10,6 +10,7 @@ import { memoryView } from "../src/conformance/worlds/tree.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { importGraph } from "../src/host/import-graph.ts";
+import { sweepChild } from "./support/sweep-child.ts";
 
 const policy = {
   harness: "claude-code",
@@ -142,6 +143,10 @@ describe("pi extension", () => {
 // misbehaves. Claude Code blocks only on exit 2; exit 1 or 13 lets the tool run.
 describe("the hook's last-resort handler, as a process without the shell wrapper", () => {
   const gateSource = readFileSync(join(REPO_ROOT, "src/host/claude-gate.ts"), "utf8");
+  // Under StrykerJS's in-place sweep the file is instrumented: a protection is no longer the plain
+  // text a positive control removes, so those controls run on the real source only (the sweep's own
+  // mutants of the same lines stand in for them there).
+  const instrumented = gateSource.includes("stryMutAct_9fa48");
   const fsViewSource = readFileSync(join(REPO_ROOT, "src/host/fs-view.ts"), "utf8");
   // Every other file the hook loads (its report to the tripwire among them), unchanged.
   const own = ["src/host/claude-gate.ts", "src/host/fs-view.ts", "src/core/gate/decide.ts"];
@@ -177,14 +182,21 @@ describe("the hook's last-resort handler, as a process without the shell wrapper
     const policy = join(root, "policy.json");
     writeFileSync(policy, "{}");
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), join(root, "src/host/claude-gate.ts"), policy], {
-        stdio: ["pipe", "ignore", "pipe"],
-      });
+      // Under the sweep the child gets the active mutant and hands back its coverage.
+      const sweep = sweepChild();
+      const child = spawn(
+        process.execPath,
+        [...sweep.execArgv, ...(opts.nodeArgs ?? []), join(root, "src/host/claude-gate.ts"), policy],
+        { stdio: ["pipe", "ignore", "pipe"], env: { ...process.env, ...sweep.env } },
+      );
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
       child.on("error", reject);
       // "close", not "exit": stderr may still be in flight when the process exits.
-      child.on("close", (code) => resolve({ code, stderr }));
+      child.on("close", (code) => {
+        sweep.collect();
+        resolve({ code, stderr });
+      });
       child.stdin.end(hook("Read", { file_path: "/etc/passwd" }));
     });
   }
@@ -201,27 +213,30 @@ describe("the hook's last-resort handler, as a process without the shell wrapper
     const r = await runGate(lateThrow);
     expect(r.code, "the uncaught-exception handler blocks").toBe(2);
     expect(r.stderr).toContain("mosaic gate: the gate crashed, so it blocks (a gate bug after the verdict)");
-    expect(
-      (await runGate(lateThrow, { without: `process.on("uncaughtException", crash);` })).code,
-      "positive control: without the handler Node exits 1, which Claude Code does not treat as a block",
-    ).toBe(1);
+    if (!instrumented)
+      expect(
+        (await runGate(lateThrow, { without: `process.on("uncaughtException", crash);` })).code,
+        "positive control: without the handler Node exits 1, which Claude Code does not treat as a block",
+      ).toBe(1);
   });
   it.concurrent("a module graph that never settles exits 2, not Node's 13", async () => {
     expect((await runGate(neverSettles)).code, "the exit code is 2 until the verdict is in").toBe(2);
-    expect(
-      (await runGate(neverSettles, { without: "process.exitCode = 2;" })).code,
-      "positive control: without it Node exits 13",
-    ).toBe(13);
+    if (!instrumented)
+      expect(
+        (await runGate(neverSettles, { without: "process.exitCode = 2;" })).code,
+        "positive control: without it Node exits 13",
+      ).toBe(13);
   });
   it.concurrent("a stray rejection exits 2 even where Node only warns about it", async () => {
     const warn = { nodeArgs: ["--unhandled-rejections=warn"] };
     const r = await runGate(strayRejection, warn);
     expect(r.code, "the unhandled-rejection handler blocks").toBe(2);
     expect(r.stderr).toContain("mosaic gate: the gate crashed, so it blocks (a stray rejection)");
-    expect(
-      (await runGate(strayRejection, { ...warn, without: `process.on("unhandledRejection", crash);` })).code,
-      "positive control: without the handler the call is allowed",
-    ).toBe(0);
+    if (!instrumented)
+      expect(
+        (await runGate(strayRejection, { ...warn, without: `process.on("unhandledRejection", crash);` })).code,
+        "positive control: without the handler the call is allowed",
+      ).toBe(0);
   });
   it.concurrent("a decide.ts that does not load exits 2", async () => {
     const r = await runGate("export function decide( {\n");
