@@ -23,23 +23,26 @@ import {
   writeReadmeTable,
   type HostResult,
 } from "./results.ts";
-import { OPT_NODE, runtimeProblem, startHost, type Exec, type Host } from "./runtime.ts";
+import { OPT_CLAUDE, OPT_NODE, runtimeProblem, startHost, type Exec, type Host } from "./runtime.ts";
 
 const problem = await runtimeProblem();
 const it = liveIt("a container runtime (npm run test:matrix starts podman)", problem);
 const IDENTITIES = ["root", "user"] as const;
-/** The example pi-coder spec with this checkout as its repository: the probe keeps its state under it. */
-const SPEC = JSON.stringify({
-  ...JSON.parse(readFileSync(join(REPO_ROOT, "scenarios/plan/pi-coder.json"), "utf8")),
-  repo: REPO_ROOT,
-});
-const PLAN = [
-  "sh",
-  "-c",
-  'printf "%s" "$1" > /tmp/spec.json && exec node src/cli/main.ts plan /tmp/spec.json --json',
-  "sh",
-  SPEC,
-];
+/** An example spec with this checkout as its repository: the probe keeps its state under it. */
+const planOf = (example: string) => {
+  const spec = JSON.stringify({
+    ...JSON.parse(readFileSync(join(REPO_ROOT, `scenarios/plan/${example}.json`), "utf8")),
+    repo: REPO_ROOT,
+  });
+  return [
+    "sh",
+    "-c",
+    'printf "%s" "$1" > /tmp/spec.json && exec node src/cli/main.ts plan /tmp/spec.json --json',
+    "sh",
+    spec,
+  ];
+};
+const PLAN = planOf("pi-coder");
 
 type Plan = { binds: Bind[]; probe: { ok: boolean; bwrapVersion: string | null; problem: string | null } };
 
@@ -118,7 +121,13 @@ for (const row of HOSTS) {
                 JSON.stringify(tops),
               ).toBe(true);
             const node = plan.binds.filter((b) => b.row === "node").map((b) => [b.source, b.inside, b.mode]);
-            if (row.nodeUnderOpt) expect(node).toEqual([[OPT_NODE, OPT_NODE, "ro"]]);
+            if (row.nodeUnderOpt) {
+              expect(node).toEqual([[OPT_NODE, OPT_NODE, "ro"]]);
+              // A Claude Code session's plan binds the binary where this host keeps it.
+              const claude = await host.exec(planOf("claude-pm"), as);
+              const bins = json<Plan>(claude, "plan --json (claude-pm)").binds.filter((b) => b.row === "claude-bin");
+              expect(bins.map((b) => [b.source, b.inside, b.mode])).toEqual([[OPT_CLAUDE, OPT_CLAUDE, "ro"]]);
+            }
           });
           for (const scenario of row.scenarios) {
             it(`${scenario} runs as a confined session and every assertion passes`, async () => {
