@@ -10,7 +10,9 @@ export default defineConfig({
     pool: "threads",
     isolate: false,
     maxWorkers: 2,
-    globalSetup: ["contract/support/golden-log.ts"],
-    testTimeout: 20_000,
+    globalSetup: ["contract/support/golden-log.ts", "contract/support/sweep-sandbox.ts"],
+    // Instrumented code is slower: the golden review's every-line edit test, about 5 s plain, passes
+    // 20 s instrumented on a loaded machine. StrykerJS's own timeoutMS bounds each mutant's run.
+    testTimeout: 120_000,
   },
 });

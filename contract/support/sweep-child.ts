@@ -53,8 +53,13 @@ export function sweepChild(): { execArgv: string[]; env: Record<string, string>;
       if (got === null) return;
       const cov = (ns.mutantCoverage ??= { static: {}, perTest: {} });
       const into = ns.currentTestId === undefined ? cov.static : (cov.perTest[ns.currentTestId] ??= {});
-      add(into, got.static);
-      for (const c of Object.values(got.perTest ?? {})) add(into, c);
+      // A mutant this worker reached while loading its modules is static (a module-level table):
+      // the child reaching it again at its own load is no test's doing, so it stays static, and
+      // ignoreStatic keeps leaving it out, as without the child.
+      const own = (c: Counts | undefined) =>
+        Object.fromEntries(Object.entries(c ?? {}).filter(([id]) => !(id in cov.static)));
+      add(into, own(got.static));
+      for (const c of Object.values(got.perTest ?? {})) add(into, own(c));
     },
   };
 }
