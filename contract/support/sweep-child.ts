@@ -5,7 +5,7 @@
 // (__STRYKER_ACTIVE_MUTANT__), and a preload that writes the child's mutant coverage to a file at
 // its exit; `collect()` adds that coverage to the running test's, so the dry run selects the test
 // for every mutant the child reached. A child ended by SIGKILL writes none: end children otherwise.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -36,6 +36,25 @@ function add(into: Counts, from: Counts | undefined): void {
   for (const [id, k] of Object.entries(from ?? {})) into[id] = (into[id] ?? 0) + k;
 }
 
+let hostIds: Set<string> | undefined;
+
+/** The ids of the mutants StrykerJS put in src/host's files of this (instrumented) copy. */
+function hostMutantIds(): Set<string> {
+  if (hostIds !== undefined) return hostIds;
+  hostIds = new Set();
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith(".ts"))
+        for (const call of readFileSync(p, "utf8").matchAll(/stry(?:MutAct|Cov)_9fa48\(([^)]*)\)/g))
+          for (const id of call[1]!.matchAll(/"(\d+)"/g)) hostIds!.add(id[1]!);
+    }
+  };
+  walk(join(import.meta.dirname, "../../src/host"));
+  return hostIds;
+}
+
 /** What to spawn a node child with: extra node arguments, extra environment, and collect() after it exits. */
 export function sweepChild(): { execArgv: string[]; env: Record<string, string>; collect(): void } {
   const ns = strykerNamespace();
@@ -53,11 +72,12 @@ export function sweepChild(): { execArgv: string[]; env: Record<string, string>;
       if (got === null) return;
       const cov = (ns.mutantCoverage ??= { static: {}, perTest: {} });
       const into = ns.currentTestId === undefined ? cov.static : (cov.perTest[ns.currentTestId] ??= {});
-      // A mutant this worker reached while loading its modules is static (a module-level table):
-      // the child reaching it again at its own load is no test's doing, so it stays static, and
-      // ignoreStatic keeps leaving it out, as without the child.
+      // Only the host shell's mutants: the children run it, and nothing but a child reaches its
+      // entry points. A child also loads src/core's tables, whose module-level mutants are static
+      // (ignoreStatic leaves them out); counted as this test's, they would run against it alone.
+      const host = hostMutantIds();
       const own = (c: Counts | undefined) =>
-        Object.fromEntries(Object.entries(c ?? {}).filter(([id]) => !(id in cov.static)));
+        Object.fromEntries(Object.entries(c ?? {}).filter(([id]) => host.has(id) && !(id in cov.static)));
       add(into, own(got.static));
       for (const c of Object.values(got.perTest ?? {})) add(into, own(c));
     },
