@@ -117,19 +117,25 @@ function replying(onAsk: (st: SessionRunSetup, body: string) => Promise<void> | 
   };
 }
 
-/** The live children of this process whose command is sleep, with their argv, environment and stdio. */
-function sleepChildren(): Array<{ pid: number; argv: string[]; env: string[]; fds: string[] }> {
+/**
+ * The live children of this process whose command is sleep and whose environment holds the secret,
+ * with their argv, environment and stdio: the run's neighbour, not another test file's (threads
+ * share the process).
+ */
+function sleepChildren(secret: string): Array<{ pid: number; argv: string[]; env: string[]; fds: string[] }> {
   return readdirSync("/proc")
     .filter((d) => /^\d+$/.test(d))
     .flatMap((d) => {
       try {
         const m = /^\d+ \((.*)\) (\S+) (\d+)/.exec(readFileSync(`/proc/${d}/stat`, "utf8"));
         if (m === null || m[1] !== "sleep" || m[2] === "Z" || Number(m[3]) !== process.pid) return [];
+        const env = readFileSync(`/proc/${d}/environ`, "utf8").split("\0").filter(Boolean);
+        if (!env.includes(`FAKE_TOKEN=${secret}`)) return [];
         return [
           {
             pid: Number(d),
             argv: readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").filter(Boolean),
-            env: readFileSync(`/proc/${d}/environ`, "utf8").split("\0").filter(Boolean),
+            env,
             fds: [0, 1, 2].map((n) => readlinkSync(`/proc/${d}/fd/${n}`)),
           },
         ];
@@ -202,7 +208,7 @@ describe("a scenario run carried out", () => {
       // While the session runs: the stage as the scenario asked for it.
       const port = Number(st.values.trap_port);
       seen.listeners = listeners(port);
-      seen.sleep = sleepChildren();
+      seen.sleep = sleepChildren(st.w.stand.secret);
       st.afterStart?.();
       seen.runFile = readFileSync(join(st.values.run, "session/deep/r.txt"), "utf8");
       await knock(port);
@@ -244,7 +250,7 @@ describe("a scenario run carried out", () => {
     expect(sleeps[0]!.argv).toEqual(["sleep", "600"]);
     expect(sleeps[0]!.env.sort()).toEqual([`FAKE_TOKEN=${w.stand.secret}`, `PATH=${process.env.PATH}`].sort());
     expect(sleeps[0]!.fds).toEqual(["/dev/null", "/dev/null", "/dev/null"]);
-    expect(sleepChildren().map((c) => c.pid)).not.toContain(sleeps[0]!.pid);
+    expect(sleepChildren(w.stand.secret).map((c) => c.pid)).not.toContain(sleeps[0]!.pid);
     // The workspace and the run files, planted with the values filled.
     expect(seen.runFile).toBe(`ws ${ws}`);
     expect(finished).toEqual(new Map([["engine", out]]));
@@ -552,8 +558,8 @@ describe("the neighbour's PATH", () => {
   it("is /usr/bin:/bin when the runner's own environment has none", async () => {
     const s = parseScenario(MAIN.replace("name: engine", "name: nopath"), "/scenarios/nopath.yaml");
     let env: string[] = [];
-    starter = replying(() => {
-      env = sleepChildren()[0]?.env ?? [];
+    starter = replying((st) => {
+      env = sleepChildren(st.w.stand.secret)[0]?.env ?? [];
     });
     const saved = process.env.PATH;
     delete process.env.PATH;
