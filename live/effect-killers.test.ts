@@ -17,6 +17,9 @@ import { readHostFacts } from "../src/host/host-facts.ts";
 import { realFsView } from "../src/host/fs-view.ts";
 import { removeMountStubs } from "../src/host/mount-stubs.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
+import { makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
+import { runAsUser, userUid } from "./support/as-user.ts";
+import { markerTurns, type MarkerCase } from "./support/turn-marker.ts";
 
 // Effect killers for catalog mutants whose contract killers see only the plan (a bind row, a
 // refusal): here each one's effect is shown in a real sandbox, as root and as an unprivileged uid,
@@ -196,3 +199,42 @@ for (const identity of ["root", "user"] as const) {
     });
   });
 }
+
+// turn-stale-marker: the runner's turn verdict for a Pi session is its agent_end marker. Each turn
+// starts with the marker removed; left from the turn before, a turn that never wrote it counts.
+const MARKER_FAILED =
+  "The turn failed: the harness exited 0 but never wrote its agent_end marker, so the gated turn did not end";
+
+function markerAsUser(which: MarkerCase): string[] {
+  const r = runAsUser("live/support/turn-marker-as.ts", "mosaic-turn-marker", [which], 90_000);
+  expect(r.line, `the ${which} case reports as uid ${userUid}: ${r.stderr.slice(-800)}`).toMatch(/^\{"uid":/);
+  const got = JSON.parse(r.line) as { uid: number; replies: string[] };
+  expect(got.uid, "the launcher and the session ran as the unprivileged uid").toBe(userUid);
+  return got.replies;
+}
+
+describe("turn-stale-marker: a turn that never wrote its agent_end marker, after one that did", () => {
+  let w: RuntimeWorld;
+  beforeAll(async () => {
+    if (sandbox === null) w = await makeRuntimeWorld("effect-killers");
+  });
+  afterAll(async () => w?.close());
+  const arms: Record<"root" | "user", (which: MarkerCase, name: string) => Promise<string[]>> = {
+    root: (which, name) => markerTurns(w, name, which),
+    user: async (which) => markerAsUser(which),
+  };
+
+  for (const identity of ["root", "user"] as const) {
+    const it = liveIt(`bwrap, as ${identity}`, sandbox ?? identityProblem(identity));
+    it(`as ${identity}: blocked: turn 2 fails, the marker turn 1 left does not count for it`, async () => {
+      const replies = await arms[identity]("blocked", "marker-blocked");
+      expect(replies[0], "turn 1 wrote its marker and counts").toBe("turn one");
+      expect(replies[1], "turn 2 never wrote its marker: it failed, whatever turn 1 left").toBe(MARKER_FAILED);
+    }, 120_000);
+
+    it(`as ${identity}: control: with turn 2 writing the marker itself on purpose, it counts`, async () => {
+      const replies = await arms[identity]("control", "marker-control");
+      expect(replies, "a marker present at the turn's end counts the turn").toEqual(["turn one", "turn two"]);
+    }, 120_000);
+  }
+});
