@@ -7,6 +7,15 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startTurn, type TurnOptions } from "../src/host/runner/turn.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const scratch = makeScratch("turn-edges");
 afterAll(() => scratch.remove());
 let n = 0;
@@ -65,7 +74,9 @@ describe("one harness turn, the edges", () => {
       [
         "/bin/sh",
         "-c",
-        `setsid sh -c 'sleep 0.2; printf late; sleep 30' & echo $! > ${pidFile}; printf 0123456789AB >&2; sleep 5`,
+        // The leftover writes its own pid once in its session, and the turn goes on only then: a cap
+        // that kills the group before setsid ran would leave no leftover and prove nothing.
+        `setsid sh -c 'echo $$ > ${pidFile}; sleep 0.2; printf late; sleep 30' & while [ ! -s ${pidFile} ]; do sleep 0.01; done; printf 0123456789AB >&2; sleep 5`,
       ],
       { stderrBytes: 10 },
     );
@@ -73,6 +84,7 @@ describe("one harness turn, the edges", () => {
     const pid = Number(readFileSync(pidFile, "utf8"));
     try {
       expect(r.overCap).toEqual({ stream: "stderr", cap: 10 });
+      expect(alive(pid), "the leftover outlived the turn's group, so it held the pipes").toBe(true);
       expect(r.stdout, "nothing is read past the cap").toBe("");
       expect(Date.now() - started, "the grace closes the pipes the leftover holds").toBeLessThan(8000);
     } finally {

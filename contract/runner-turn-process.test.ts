@@ -151,10 +151,14 @@ describe("one harness turn as a process", () => {
   it("a leftover outside the group that holds the pipes open does not hold the turn past its grace", async () => {
     const pidFile = join(scratch.root, "setsid.pid");
     const started = Date.now();
-    const r = await turn(`setsid sleep 30 & echo $! > ${pidFile}; echo done`).done;
+    // The turn exits only once the leftover is in its own session (its pid written from there).
+    const r = await turn(
+      `setsid sh -c 'echo $$ > ${pidFile}; exec sleep 30' & while [ ! -s ${pidFile} ]; do sleep 0.01; done; echo done`,
+    ).done;
     const pid = Number(readFileSync(pidFile, "utf8"));
     try {
       expect([r.code, r.stdout]).toEqual([0, "done\n"]);
+      expect(alive(pid), "the leftover outlived the turn's group, so it held the pipes").toBe(true);
       expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       try {
