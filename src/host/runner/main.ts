@@ -165,7 +165,7 @@ async function main(): Promise<void> {
         marker,
         stdoutBytes: s.bounds.turn.stdoutBytes,
         stderrBytes: s.bounds.turn.stderrBytes,
-        killNamespace: turnEndKill(process.pid, s.bounds.turn.killNamespace) === "namespace",
+        killNamespace: turnEndKill(process.pid, s.bounds.turn.killNamespace) === "namespace", // safety: runner-turn-leftovers-kept
       });
       const run = await current.done;
       current = null;
