@@ -141,6 +141,35 @@ c.on("data", () => setInterval(() => {}, 1000));
     expect(sends(out.seen)).toHaveLength(1);
   });
 
+  it("a stop that lands while the runner releases on its own end changes nothing: its own code (22), one release, one exit line", async () => {
+    const r = runDir(scratch.root);
+    let child: Child | null = null;
+    const answers: unknown[] = [];
+    const out = await session(
+      r,
+      ENV,
+      async (q, nth) => {
+        if (q.verb === "role.release" && child !== null) {
+          // The release of a runner ending itself (22) is held: SIGTERM lands, then a tool call's
+          // round trip shows the runner has taken it (its handler runs before a later socket event).
+          child.kill("SIGTERM");
+          answers.push(await refusedToolCall(r, 8));
+          return ok();
+        }
+        return withMessages([{ id: "m1", from: "pm", kind: "message", body: "x" }], (m) =>
+          m.verb === "message.send" ? err("unauthenticated") : undefined,
+        )(q, nth);
+      },
+      never,
+      { onSpawn: (c) => (child = c) },
+    );
+    expect(answers).toEqual([REFUSED(8)]);
+    expect(out.code, out.stderr).toBe(22);
+    expect(out.stderr.match(/ exit /g), out.stderr).toHaveLength(1);
+    expect(out.stderr).toContain("mosaic runner: exit 22: message.send: unauthenticated\n");
+    expect(count(out.seen, "role.release")).toBe(1);
+  });
+
   it("a poll that fails brings no message: no turn, no reply", async () => {
     const r = runDir(scratch.root);
     const out = await session(

@@ -46,8 +46,17 @@ const SESSION_GONE_CODES = ["unauthenticated", "claim-revoked", "not-claimed"];
 process.stderr.on("error", () => {});
 const log = (line: string) => process.stderr.write(`mosaic runner: ${line}\n`);
 
-/** Ends the runner: the turn's group killed, the role released if it was claimed, the sockets closed. */
-async function finish(code: number, why: string): Promise<never> {
+let ending: Promise<never> | null = null;
+/**
+ * Ends the runner: the turn's group killed, the role released if it was claimed, the sockets closed.
+ * Once only: a signal that lands while the runner releases on its own end keeps that end's code.
+ */
+function finish(code: number, why: string): Promise<never> {
+  ending ??= end(code, why);
+  return ending;
+}
+
+async function end(code: number, why: string): Promise<never> {
   log(`exit ${code}: ${why}`);
   current?.kill();
   if (claimed && session !== null && cap !== null) {
