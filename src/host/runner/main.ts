@@ -71,7 +71,6 @@ async function end(code: number, why: string): Promise<never> {
 for (const sig of ["SIGTERM", "SIGINT"] as const) {
   // safety: runner-no-signal-handlers
   process.on(sig, () => {
-    if (stopping) return;
     stopping = true;
     void finish(EXIT.stopped, `${sig}`);
   });
