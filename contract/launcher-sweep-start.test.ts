@@ -67,6 +67,7 @@ describe("start()", () => {
       facts: { ...p.facts, runnerNode, node: { ...p.facts.node, path: node } },
     }));
     const s = start(p);
+    expect(existsSync(runnerNode), "the runner's node is made").toBe(true);
     expect(statSync(runnerNode).mode & 0o777, "execute only").toBe(0o111);
     expect(statSync(runnerNode).size).toBe(statSync(node).size);
     expect((await s.exited).end).toEqual({ kind: "code", code: 0 });
