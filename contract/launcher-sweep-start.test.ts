@@ -1,0 +1,172 @@
+// start()'s edges, in the checkout stand-in of support/launcher-sweep-world.ts, with a shell in
+// bwrap's place (as the live tier's positive controls change a prepared plan): the runner's node
+// made before anything else, the host letting go of the tool socket, the runner's stdin guarded, a
+// failure's cleanup, the refusal's words, and the end's brief wait for a stderr a straggler holds.
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { execFileSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type PreparedLaunch, start } from "../src/host/launcher.ts";
+import { type LauncherWorld, makeLauncherWorld } from "./support/launcher-sweep-world.ts";
+import { sweepChild } from "./support/sweep-child.ts";
+
+let lw: LauncherWorld;
+beforeAll(async () => {
+  lw = await makeLauncherWorld("lsstart");
+});
+afterAll(async () => {
+  await lw?.close();
+});
+
+/** A ready Pi plan with a shell in bwrap's place, run as a caller that is not root (no cgroups, no hand-over). */
+function plan(name: string, script: string, patch: (p: PreparedLaunch) => PreparedLaunch = (p) => p): PreparedLaunch {
+  const p = lw.ready(lw.request("pi-coder", name).req);
+  return patch({
+    ...p,
+    facts: { ...p.facts, uid: p.facts.uid === 0 ? 1000 : p.facts.uid },
+    session: { ...p.session, argv: ["/bin/sh", "-c", script] },
+  });
+}
+
+/** The socket inodes of the unix sockets bound at `path` (/proc/net/unix names the bound path). */
+function socketInodes(path: string): string[] {
+  return readFileSync("/proc/net/unix", "utf8")
+    .split("\n")
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f[7] === path)
+    .map((f) => f[6]!);
+}
+
+const myFds = () =>
+  readdirSync("/proc/self/fd").map((fd) => {
+    try {
+      return readlinkSync(join("/proc/self/fd", fd));
+    } catch {
+      return "";
+    }
+  });
+
+describe("start()", () => {
+  it("makes the runner's execute-only node before anything of the run, from the host's node", async () => {
+    const node = join(lw.w.root, "tiny-node");
+    writeFileSync(node, "#!/bin/sh\nexit 0\n");
+    const runnerNode = join(lw.w.root, "runner-node-st", "node-x");
+    const p = plan("ls-node", "cat > /dev/null", (p) => ({
+      ...p,
+      facts: { ...p.facts, runnerNode, node: { ...p.facts.node, path: node } },
+    }));
+    const s = start(p);
+    expect(existsSync(runnerNode), "the runner's node is made").toBe(true);
+    expect(statSync(runnerNode).mode & 0o777, "execute only").toBe(0o111);
+    expect(statSync(runnerNode).size).toBe(statSync(node).size);
+    expect((await s.exited).end).toEqual({ kind: "code", code: 0 });
+  });
+
+  it("the host closes its copy of the tool socket once the sandbox holds one, and guards the runner's stdin", async () => {
+    const go = join(lw.w.root, "ls-tools-go");
+    let stdinGuards = -1;
+    const p = plan(
+      "ls-tools",
+      `cat > /dev/null; i=0; while [ ! -e "${go}" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done`,
+    );
+    const s = start({
+      ...p,
+      req: { ...p.req, onSpawn: (child) => void (stdinGuards = child.stdin!.listenerCount("error")) },
+    });
+    // The socket is bound under a temporary name in its directory, then renamed into place.
+    const inodes = socketInodes(join(dirname(p.session.sessionFile.toolSocket.path), ".t"));
+    expect(inodes.length, "the sandbox's command holds the listening socket").toBeGreaterThan(0);
+    const held = myFds().filter((l) => inodes.some((i) => l === `socket:[${i}]`));
+    expect(held, "the host holds no descriptor of it").toEqual([]);
+    expect(stdinGuards, "an error writing the capability is not the host's crash").toBeGreaterThan(0);
+    writeFileSync(go, "");
+    expect((await s.exited).end).toEqual({ kind: "code", code: 0 });
+  });
+
+  it("a failure after the run directory went away still throws that failure", () => {
+    let runDir = "";
+    const p = plan("ls-gone", "exit 0");
+    runDir = p.req.runDir;
+    expect(() =>
+      start({
+        ...p,
+        req: {
+          ...p.req,
+          onSpawn: () => {
+            rmSync(runDir, { recursive: true, force: true });
+            throw new Error("the spawn hook failed");
+          },
+        },
+      }),
+    ).toThrow("the spawn hook failed");
+    expect(existsSync(runDir)).toBe(false);
+  });
+
+  it("a bind source the session cannot reach is refused in words naming the session's uid and the bind", () => {
+    const p = plan("ls-reach", "exit 0");
+    const locked = join(lw.w.root, "locked");
+    mkdirSync(join(locked, "x"), { recursive: true });
+    chmodSync(locked, 0o000);
+    try {
+      const bind = { ...p.session.binds.find((b) => b.source?.startsWith("/usr"))!, source: join(locked, "x") };
+      let thrown: unknown;
+      try {
+        start({ ...p, session: { ...p.session, binds: [...p.session.binds, bind] } });
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toMatchObject({ code: "bind-unreachable", field: join(locked, "x") });
+      expect((thrown as Error).message).toContain(`: the session (uid ${p.facts.session.uid}) cannot use this `);
+      expect((thrown as Error).message).toMatch(/ bind: \S/);
+      expect(existsSync(p.req.runDir)).toBe(false);
+    } finally {
+      chmodSync(locked, 0o755);
+    }
+  });
+
+  it("the end waits only briefly for a stderr that a process outliving bwrap still holds", async () => {
+    const release = join(lw.w.root, "ls-late-release");
+    const p = plan(
+      "ls-late",
+      [
+        "cat > /dev/null",
+        "echo early >&2",
+        `( i=0; while [ ! -e "${release}" ] && [ $i -lt 150 ]; do sleep 0.02; i=$((i+1)); done; echo late >&2 ) &`,
+        "exit 0",
+      ].join("\n"),
+    );
+    const s = start(p);
+    const end = await s.exited;
+    writeFileSync(release, "");
+    expect(end.end).toEqual({ kind: "code", code: 0 });
+    expect(end.stderr, "the end did not wait for the straggler").toBe("early\n");
+  });
+
+  it("the run's home is 0700 whatever the umask took from the mode it was made with", () => {
+    // A umask that takes the owner's write bit: the run directory is made 0500 and stays so, home
+    // alone is set to 0700 after it is made. Only root can then fill the run; anyone else is refused.
+    const p = plan("ls-umask", "exit 0");
+    const file = join(lw.w.root, "ls-umask.json");
+    writeFileSync(file, JSON.stringify(p));
+    const sweep = sweepChild();
+    const out = execFileSync(
+      process.execPath,
+      [...sweep.execArgv, join(import.meta.dirname, "support", "launcher-umask-child.ts"), file, String(0o277)],
+      { env: { ...process.env, ...sweep.env }, encoding: "utf8" },
+    );
+    sweep.collect();
+    if (process.getuid!() === 0) expect(JSON.parse(out)).toEqual({ run: "500", home: "700" });
+    else expect(JSON.parse(out)).toEqual({ error: "EACCES" });
+  });
+});
