@@ -17,6 +17,8 @@ import { execFileSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PreparedLaunch, start } from "../src/host/launcher.ts";
+import { LaunchRegistry } from "../src/host/launch-registry.ts";
+import { isAlive } from "../src/host/session-procs.ts";
 import { type LauncherWorld, makeLauncherWorld } from "./support/launcher-sweep-world.ts";
 import { sweepChild } from "./support/sweep-child.ts";
 
@@ -111,6 +113,62 @@ describe("start()", () => {
       }),
     ).toThrow("the spawn hook failed");
     expect(existsSync(runDir)).toBe(false);
+  });
+
+  it("a failure after the spawn ends the sandbox it started: killed with what it started, its run voided, its launch ended", async () => {
+    const r = lw.request("pi-coder", "ls-abandon");
+    const p0 = lw.ready(r.req);
+    const pidFile = join(lw.w.root, "ls-abandon.pid");
+    // The sandbox's command waits for a capability that never comes, with a child of its own.
+    const p = {
+      ...p0,
+      facts: { ...p0.facts, uid: p0.facts.uid === 0 ? 1000 : p0.facts.uid },
+      session: { ...p0.session, argv: ["/bin/sh", "-c", `sleep 60 & echo $! > ${pidFile}; cat > /dev/null`] },
+    };
+    let shell = 0;
+    expect(() =>
+      start({
+        ...p,
+        req: {
+          ...p.req,
+          onSpawn: (child) => {
+            shell = child.pid!;
+            for (let i = 0; i < 500 && !existsSync(pidFile); i++) execFileSync("sleep", ["0.01"]);
+            throw new Error("the spawn hook failed");
+          },
+        },
+      }),
+    ).toThrow("the spawn hook failed");
+    const sleeper = Number(readFileSync(pidFile, "utf8"));
+    const gone = async (pid: number) => {
+      for (let i = 0; i < 250 && isAlive(pid); i++) await new Promise((ok) => setTimeout(ok, 20));
+      return !isAlive(pid);
+    };
+    expect(await gone(shell), "the sandbox's command is killed").toBe(true);
+    expect(await gone(sleeper), "and what it started").toBe(true);
+    expect(r.ended, "the run's capabilities are voided").toEqual([p.req.instance.run]);
+    expect(existsSync(p.req.runDir)).toBe(false);
+    const registry = new LaunchRegistry(join(p.req.stateDir, "launches"));
+    // Ended once the host has reaped it (its "exit" event).
+    for (let i = 0; i < 250 && registry.get(p.req.instance.run)?.end === null; i++)
+      await new Promise((ok) => setTimeout(ok, 20));
+    const record = registry.get(p.req.instance.run);
+    expect(record?.end, "the launch is ended, not left open for recover()").toMatchObject({
+      reason: "launch-failed",
+      detail: "the spawn hook failed",
+    });
+  });
+
+  it("a sandbox command that cannot start is refused naming it, not the host's crash", () => {
+    const p = plan("ls-nospawn", "exit 0", (p) => ({ ...p, session: { ...p.session, argv: ["/nonexistent/bwrap"] } }));
+    let thrown: unknown;
+    try {
+      start(p);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toMatchObject({ code: "sandbox-spawn", field: "/nonexistent/bwrap" });
+    expect(existsSync(p.req.runDir), "nothing of the run is left").toBe(false);
   });
 
   it("a bind source the session cannot reach is refused in words naming the session's uid and the bind", () => {

@@ -182,6 +182,7 @@ export function start(prepared: PreparedLaunch): Session {
   let cgroups: string[] = [];
   let proxy: ModelProxy | null = null;
   let tools: HeldSocket | null = null;
+  let spawned: ChildProcess | null = null;
   try {
     for (const d of ["turns", "session", join("session", "pi-agent"), "sock"])
       mkdirSync(join(runDir, d), { mode: 0o700 });
@@ -227,6 +228,15 @@ export function start(prepared: PreparedLaunch): Session {
       toolSocketFd: tools.fd,
       stdio: ["pipe", "ignore", "pipe"],
     });
+    spawned = child;
+    // A command that could not start has no pid and emits "error" later: refused here, not the host's crash.
+    child.on("error", () => {});
+    if (child.pid === undefined)
+      throw new MosaicError(
+        "sandbox-spawn",
+        sessionCommand(facts, session.argv)[0] ?? "",
+        "the sandbox's command could not start",
+      );
     // The sandbox holds its own copy of the tool socket now; the host never accepts on it.
     tools.release();
     let stderr = "";
@@ -293,7 +303,27 @@ export function start(prepared: PreparedLaunch): Session {
   } catch (e) {
     void proxy?.close();
     tools?.release();
-    void removeSessionCgroups(cgroups);
+    const cg = cgroups;
+    if (spawned?.pid !== undefined) {
+      const sandbox = spawned;
+      req.bus.endRun(instance.run);
+      const cleanUp = () => {
+        removeMountStubs(session.mountStubs);
+        void removeSessionCgroups(cg);
+        registry.end(instance.run, "launch-failed", e instanceof Error ? e.message : String(e));
+      };
+      if (sandbox.exitCode === null && sandbox.signalCode === null) {
+        // A failure after the spawn ends the sandbox it started: no session outlives a launch that threw.
+        for (const pid of [...childrenOf(sandbox.pid!), sandbox.pid!]) {
+          try {
+            process.kill(pid, "SIGKILL"); // safety: launch-failure-leaves-sandbox
+          } catch {
+            // gone meanwhile
+          }
+        }
+        sandbox.once("exit", cleanUp);
+      } else cleanUp();
+    } else void removeSessionCgroups(cg);
     rmSync(runDir, { recursive: true, force: true });
     throw e;
   }
