@@ -2,8 +2,9 @@
 // verification engine's verdict code, killed (or not) by the contract tier. docs/mutants.md,
 // "The generated sweep", says how to read it and how each survivor is triaged.
 /**
- * The files swept with every survivor triaged: `npm run mutants:sweep` and CI run these, and a
- * survivor here without a test or an equivalent.md row fails the run.
+ * The sweep's scope (issue 22): src/core, the runner, the launcher, recover, the model proxy, the
+ * tool client, the hook, the Pi extension and the verification engine's verdict code. Every
+ * survivor here is triaged; one without a test, a tagged line or an equivalent.md row fails the run.
  */
 export const SWEPT = [
   "src/core/**/*.ts",
@@ -17,22 +18,15 @@ export const SWEPT = [
   "src/host/pi-extension.ts",
   "src/host/runner/broker-client.ts",
   "src/host/runner/model-forward.ts",
-];
-
-/**
- * The rest of the sweep's scope, not yet triaged: `npm run mutants:sweep -- --mutate <file>` sweeps
- * one, and a file joins SWEPT once each of its survivors is killed or argued.
- */
-export const TO_SWEEP = [
-  "src/host/runner/main.ts",
-  "src/host/runner/tool-server.ts",
-  "src/host/runner/turn.ts",
   "src/host/launcher.ts",
+  "src/host/runner/main.ts",
+  "src/host/runner/turn.ts",
+  "src/host/runner/tool-server.ts",
   "src/host/recover.ts",
   "src/host/model-proxy.ts",
   "src/conformance/scenario/run.ts",
-  "scripts/goldens-check.ts",
-  "scripts/skips-check.ts",
+  "src/conformance/golden/golden.ts",
+  "src/mutation/junit.ts",
 ];
 
 export default {

@@ -119,11 +119,17 @@ describe("start()", () => {
     const r = lw.request("pi-coder", "ls-abandon");
     const p0 = lw.ready(r.req);
     const pidFile = join(lw.w.root, "ls-abandon.pid");
+    // A mount stub as bwrap leaves one: an empty file the end removes.
+    const stub = join(lw.w.root, "ls-abandon-stub");
     // The sandbox's command waits for a capability that never comes, with a child of its own.
     const p = {
       ...p0,
       facts: { ...p0.facts, uid: p0.facts.uid === 0 ? 1000 : p0.facts.uid },
-      session: { ...p0.session, argv: ["/bin/sh", "-c", `sleep 60 & echo $! > ${pidFile}; cat > /dev/null`] },
+      session: {
+        ...p0.session,
+        argv: ["/bin/sh", "-c", `sleep 60 & echo $! > ${pidFile}; cat > /dev/null`],
+        mountStubs: [{ path: stub, kind: "file" as const }],
+      },
     };
     let shell = 0;
     expect(() =>
@@ -133,6 +139,7 @@ describe("start()", () => {
           ...p.req,
           onSpawn: (child) => {
             shell = child.pid!;
+            writeFileSync(stub, "");
             for (let i = 0; i < 500 && !existsSync(pidFile); i++) execFileSync("sleep", ["0.01"]);
             throw new Error("the spawn hook failed");
           },
@@ -155,8 +162,9 @@ describe("start()", () => {
     const record = registry.get(p.req.instance.run);
     expect(record?.end, "the launch is ended, not left open for recover()").toMatchObject({
       reason: "launch-failed",
-      detail: "the spawn hook failed",
+      detail: "Error: the spawn hook failed",
     });
+    expect(existsSync(stub), "the sandbox's mount stubs are removed").toBe(false);
   });
 
   it("a sandbox command that cannot start is refused naming it, not the host's crash", () => {
@@ -168,6 +176,7 @@ describe("start()", () => {
       thrown = e;
     }
     expect(thrown).toMatchObject({ code: "sandbox-spawn", field: "/nonexistent/bwrap" });
+    expect((thrown as Error).message).toContain("the sandbox's command could not start");
     expect(existsSync(p.req.runDir), "nothing of the run is left").toBe(false);
   });
 

@@ -141,9 +141,6 @@ describe("this project's catalog", () => {
     const c = loadCatalog(REPO_ROOT);
     expect(c.problems).toEqual([]);
     expect(c.mutants.length).toBeGreaterThan(0);
-    // Under StrykerJS's sweep a mutated file is instrumented, its tagged lines rewritten, so its
-    // mutants' finds read as stale there (the sweep could not start); the plain checkout checks them.
-    const instrumented = (file: string) => c.sources.get(file)?.includes("stryMutAct_9fa48") === true;
-    for (const m of c.mutants) if (!instrumented(m.file)) expect(c.sites.get(m.id)?.kind, m.id).toBe("found");
+    for (const m of c.mutants) expect(c.sites.get(m.id)?.kind, m.id).toBe("found");
   });
 });

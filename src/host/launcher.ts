@@ -232,11 +232,7 @@ export function start(prepared: PreparedLaunch): Session {
     // A command that could not start has no pid and emits "error" later: refused here, not the host's crash.
     child.on("error", () => {});
     if (child.pid === undefined)
-      throw new MosaicError(
-        "sandbox-spawn",
-        sessionCommand(facts, session.argv)[0] ?? "",
-        "the sandbox's command could not start",
-      );
+      throw new MosaicError("sandbox-spawn", child.spawnfile, "the sandbox's command could not start");
     // The sandbox holds its own copy of the tool socket now; the host never accepts on it.
     tools.release();
     let stderr = "";
@@ -305,24 +301,22 @@ export function start(prepared: PreparedLaunch): Session {
     tools?.release();
     const cg = cgroups;
     if (spawned?.pid !== undefined) {
+      // A failure after the spawn ends the sandbox it started: no session outlives a launch that threw.
+      // start() runs in one tick, so the sandbox is not reaped yet and its pid is still its own.
       const sandbox = spawned;
       req.bus.endRun(instance.run);
-      const cleanUp = () => {
+      for (const pid of [...childrenOf(sandbox.pid!), sandbox.pid!]) {
+        try {
+          process.kill(pid, "SIGKILL"); // safety: launch-failure-leaves-sandbox
+        } catch {
+          // gone meanwhile
+        }
+      }
+      sandbox.once("exit", () => {
         removeMountStubs(session.mountStubs);
         void removeSessionCgroups(cg);
-        registry.end(instance.run, "launch-failed", e instanceof Error ? e.message : String(e));
-      };
-      if (sandbox.exitCode === null && sandbox.signalCode === null) {
-        // A failure after the spawn ends the sandbox it started: no session outlives a launch that threw.
-        for (const pid of [...childrenOf(sandbox.pid!), sandbox.pid!]) {
-          try {
-            process.kill(pid, "SIGKILL"); // safety: launch-failure-leaves-sandbox
-          } catch {
-            // gone meanwhile
-          }
-        }
-        sandbox.once("exit", cleanUp);
-      } else cleanUp();
+        registry.end(instance.run, "launch-failed", String(e));
+      });
     } else void removeSessionCgroups(cg);
     rmSync(runDir, { recursive: true, force: true });
     throw e;
