@@ -141,12 +141,14 @@ describe("the model proxy's connections, in its own process", () => {
       expect(held[1], "control: without the cap, one descriptor per idle connection").toBeGreaterThanOrEqual(N - 2);
       expect(held[2], "control: the same").toBeGreaterThanOrEqual(N - 2);
       // The head timeout and two check intervals: idle connections are closed with 408.
-      // At least that long, then polled until both timed proxies have freed them (or 30 s passed).
+      // At least that long, then polled until both timed proxies have freed them, for at most 8 s
+      // more: a loaded machine closes late, and a proxy without its timeouts must fail well within
+      // the mutation runner's budget, not time out.
       await new Promise((r) =>
         setTimeout(r, SCALED_TIMEOUTS.headersTimeoutMs + 2 * SCALED_TIMEOUTS.checkEveryMs + 300),
       );
       let later = proxies.map((p, i) => fdCount(p.pid) - base[i]!);
-      for (const until = Date.now() + 30_000; (later[0]! > 2 || later[1]! > 2) && Date.now() < until; ) {
+      for (const until = Date.now() + 8_000; (later[0]! > 2 || later[1]! > 2) && Date.now() < until; ) {
         await new Promise((r) => setTimeout(r, 100));
         later = proxies.map((p, i) => fdCount(p.pid) - base[i]!);
       }

@@ -277,6 +277,7 @@ export function serveModelProxy(o: ModelProxyOptions): ModelProxy {
   };
 
   const server: Server = createServer(
+    // safety: proxy-default-timeouts
     {
       headersTimeout: limits.headersTimeoutMs, // safety: proxy-idle-timeouts
       requestTimeout: limits.requestTimeoutMs,
