@@ -21,7 +21,7 @@ import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { RUNNER_ENTRY } from "../src/core/session/plan-session.ts";
 import type { LaunchEnd, PreparedLaunch, Session } from "../src/host/launcher.ts";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { LaunchRegistry } from "../src/host/launch-registry.ts";
 import { recover } from "../src/host/recover.ts";
 import { childrenOf, findSessionBwraps, isAlive } from "../src/host/session-procs.ts";
@@ -590,6 +590,44 @@ describe("the launcher's refusals leave no run directory", () => {
       w.broker.records().filter((r) => r.run === "run-dir-there"),
       "nothing reached the broker",
     ).toEqual([]);
+  });
+  it("launch-failed: a launch that fails after bwrap started kills that sandbox and its runner, voids the run and ends its record", async () => {
+    const p = prepared("fails-after-spawn");
+    const ended: string[] = [];
+    let bwrap = 0;
+    let runner = 0;
+    const bus = { ...p.req.bus, endRun: (run: string) => (ended.push(run), p.req.bus.endRun(run)) };
+    expect(() =>
+      start({
+        ...p,
+        req: {
+          ...p.req,
+          bus,
+          onSpawn: (c) => {
+            bwrap = c.pid!;
+            // The runner (pid 1 of the sandbox) is up before the launch gives up.
+            for (let i = 0; i < 500 && childrenOf(bwrap).length === 0; i++) spawnSync("sleep", ["0.01"]);
+            runner = childrenOf(bwrap)[0] ?? 0;
+            throw new Error("the launch record could not be written");
+          },
+        },
+      }),
+    ).toThrow("the launch record could not be written");
+    expect(runner, "the sandbox's runner had started").toBeGreaterThan(0);
+    const registry = new LaunchRegistry(join(p.req.stateDir, "launches"));
+    for (
+      let i = 0;
+      i < 250 && (isAlive(bwrap) || isAlive(runner) || registry.get(p.req.instance.run)?.end === null);
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 20));
+    expect([isAlive(bwrap), isAlive(runner)], "bwrap and its runner are gone").toEqual([false, false]);
+    expect(findSessionBwraps(p.req.runDir), "no sandbox of the run is left").toEqual([]);
+    expect(ended, "the run's capabilities are voided").toEqual([p.req.instance.run]);
+    expect(registry.get(p.req.instance.run)?.end?.reason, "the launch is ended, not left for recover()").toBe(
+      "launch-failed",
+    );
+    expect(existsSync(p.req.runDir), "no run directory").toBe(false);
   });
   it("no-session-credential: a Claude Code coder with no credential set", async () => {
     const inst = w.instance("claude-coder", "refuse-cred");
