@@ -8,11 +8,11 @@ import { existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from "nod
 import { connect, createServer, type AddressInfo, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { planRunnerBounds } from "../src/core/runner/bounds.ts";
 import { GATE_REPORT_TOOL } from "../src/core/runner/tripwire.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { sweepChild } from "./support/sweep-child.ts";
+import { boundSocket, runDir as makeRunDir, type Run } from "./support/runner-main-child.ts";
 
 const MAIN = join(REPO_ROOT, "src/host/runner/main.ts");
 // StrykerJS picks a mutated file's tests by the import graph, and this file only spawns main.ts:
@@ -50,63 +50,8 @@ async function broker(path: string, answer: (r: Req, nth: number) => Reply): Pro
   return { server, seen };
 }
 
-/** A bound Unix socket the runner inherits as fd 3 and listens on (the launcher's tool socket). */
-function boundSocket(path: string): { fd: number; close(): void } {
-  const { Pipe, constants } = (
-    process as unknown as {
-      binding(n: "pipe_wrap"): {
-        Pipe: new (t: number) => { bind(p: string): number; fd: number; close(): void };
-        constants: { SERVER: number };
-      };
-    }
-  ).binding("pipe_wrap");
-  const p = new Pipe(constants.SERVER);
-  if (p.bind(path) !== 0) throw new Error(`could not bind ${path}`);
-  return { fd: p.fd, close: () => p.close() };
-}
-
-type Run = {
-  dir: string;
-  session: Record<string, unknown>;
-  brokerSocket: string;
-  toolSocket: string;
-};
-
-/** A run directory with a session.json; `over` replaces any of its fields. */
-function runDir(over: Record<string, unknown> = {}): Run {
-  const dir = mkdtempSync(join(scratch.root, "r"));
-  mkdirSync(join(dir, "turns"));
-  const brokerSocket = join(dir, "b.sock");
-  const toolSocket = join(dir, "t.sock");
-  const session = {
-    version: 1,
-    business: "acme",
-    instance: "coder-1",
-    role: "coder",
-    run: "run-1",
-    runDir: dir,
-    workspace: dir,
-    brokerSocket,
-    launchSocket: null,
-    adapter: {
-      argv: ["/bin/sh", "-c", 'printf "reply to %s\\n" "$1"', "sh"],
-      env: { PATH: "/usr/bin:/bin" },
-      cwd: dir,
-    },
-    turnEnd: { kind: "exit", why: "the fake adapter" },
-    tripwire: null,
-    turnTimeoutSeconds: 10,
-    brokerRetries: 3,
-    pollMs: 1,
-    brokerTimeoutSeconds: 2,
-    model: null,
-    toolSocket: { path: toolSocket, fd: 3 },
-    bounds: planRunnerBounds({ kind: "exit" }),
-    ...over,
-  };
-  writeFileSync(join(dir, "session.json"), JSON.stringify(session));
-  return { dir, session, brokerSocket, toolSocket };
-}
+/** A run directory under this file's scratch with a session.json; `over` replaces any of its fields. */
+const runDir = (over: Record<string, unknown> = {}): Run => makeRunDir(scratch.root, over);
 
 type Ended = { code: number | null; signal: string | null; stderr: string };
 

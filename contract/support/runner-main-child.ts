@@ -2,7 +2,7 @@
 // its edges (contract/runner-main-sweep-*.test.ts): a run directory of its own, a stand-in broker
 // on a Unix socket whose answers a test may hold, the tool socket handed over as a listening
 // descriptor (fd 3, as the launcher does). contract/support/sweep-child.ts lets the sweep see the
-// child. The same set-up as contract/runner-main.test.ts, with the hooks its edges need.
+// child. contract/runner-main.test.ts takes its run directory and tool socket from here too.
 import { spawn, type StdioOptions } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
