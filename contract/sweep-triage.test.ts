@@ -5,10 +5,13 @@ import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { catalogTaggedLines } from "../src/mutation/sweep-tags.ts";
 import {
   describeSurvivor,
+  describeUnused,
+  matchRows,
   readEquivalents,
   readSweepSurvivors,
   renderScores,
   sweepScores,
+  triageVerdict,
   untriaged,
   type SweepMutant,
 } from "../src/mutation/sweep-triage.ts";
@@ -61,6 +64,65 @@ describe("the sweep's triage: every survivor has a test or an argued row", () =>
     ])
       expect(untriaged(survivors, readEquivalents(other) as never).length, other).toBe(1);
   });
+  it("a row answers as many survivors as the places it names: one more identical mutant stays open, one fewer leaves the row unused", () => {
+    const one = (readSweepSurvivors(report("Survived")) as SweepMutant[])[0]!;
+    const twin = { ...one, line: 9 };
+    const rows = (places: string) => readEquivalents(ROW.replace("StringLiteral", `StringLiteral${places}`)) as never;
+    expect(matchRows([one, twin], rows(""))).toEqual({
+      open: [twin],
+      onTag: [],
+      unused: [],
+    });
+    expect(matchRows([one, twin], rows(" ×2")), "control: a row for both places answers both").toEqual({
+      open: [],
+      onTag: [],
+      unused: [],
+    });
+    const unused = matchRows([one], rows(" ×3")).unused;
+    expect(unused.map((u) => u.left)).toEqual([2]);
+    expect(describeUnused(unused[0]!)).toBe(
+      '| src/core/x.ts | StringLiteral ×3 | `"y"` | `""` | … answers 1 of its 3 places',
+    );
+    expect(describeUnused(matchRows([], rows("")).unused[0]!)).toBe(
+      '| src/core/x.ts | StringLiteral | `"y"` | `""` | … answers no survivor',
+    );
+  });
+  it("the verdict: an open survivor fails; a row with places left fails under CI and only warns outside it", () => {
+    const one = (readSweepSurvivors(report("Survived")) as SweepMutant[])[0]!;
+    const spare = matchRows([], readEquivalents(ROW) as never).unused;
+    const ok = "sweep-triage: 1 survivors, each argued equivalent in mutants/equivalent.md or on a catalog-tagged line";
+    const warn = [
+      "sweep-triage: 1 row(s) of mutants/equivalent.md name more places than they answer; lower ×N or delete the row (CI fails on them):",
+      '  | src/core/x.ts | StringLiteral | `"y"` | `""` | … answers no survivor',
+    ];
+    expect(triageVerdict(1, { open: [], unused: [] }, true), "control: all answered").toEqual({
+      exit: 0,
+      out: [ok],
+      err: [],
+    });
+    expect(triageVerdict(1, { open: [], unused: spare }, true)).toEqual({ exit: 1, out: [], err: warn });
+    expect(triageVerdict(1, { open: [], unused: spare }, false)).toEqual({ exit: 0, out: [...warn, ok], err: [] });
+    expect(triageVerdict(1, { open: [one], unused: [] }, false)).toEqual({
+      exit: 1,
+      out: [],
+      err: ["sweep-triage: 1 survivors without a test or an equivalent.md row:", `  ${describeSurvivor(one)}`],
+    });
+  });
+  it("a row answers before a tagged line does, so a tagged line's survivor with an argument counts as argued", () => {
+    const one = (readSweepSurvivors(report("Survived")) as SweepMutant[])[0]!;
+    const tagged = new Map([["src/core/x.ts", new Set([2])]]);
+    expect(matchRows([one], readEquivalents(ROW) as never, tagged)).toEqual({ open: [], onTag: [], unused: [] });
+    expect(matchRows([one], [], tagged)).toEqual({ open: [], onTag: [one], unused: [] });
+  });
+  it("a mutator cell is a mutator, or a mutator and ×N for N places from 1 up; anything else is refused, naming its line", () => {
+    expect(
+      (readEquivalents(ROW.replace("StringLiteral", "StringLiteral ×12")) as { places: number }[])[0]!.places,
+    ).toBe(12);
+    for (const bad of ["StringLiteral ×0", "StringLiteral ×", "StringLiteral x2", "String Literal"])
+      expect(readEquivalents(`\n${ROW.replace("StringLiteral", bad)}`), bad).toEqual({
+        problem: `equivalent.md line 2: "${bad}" is not a mutator, or a mutator and ×N for the places the row answers`,
+      });
+  });
   it("a file's score is killed over killed plus untriaged: an argued row leaves the score, an open survivor lowers it", () => {
     const rows = readEquivalents(ROW) as never;
     expect(sweepScores(report("Survived"), rows)).toEqual([
@@ -108,13 +170,16 @@ describe("the sweep's triage: every survivor has a test or an argued row", () =>
       problem: "equivalent.md line 2: a row needs five cells (file, mutator, code, replacement, why), all filled",
     });
   });
-  it("every row of mutants/equivalent.md names a file that holds its code today: a stale row is caught", () => {
+  it("every row of mutants/equivalent.md names a file that holds its code today, at as many places as the row names: a stale row is caught", () => {
     const rows = readEquivalents(readFileSync(join(REPO_ROOT, "mutants/equivalent.md"), "utf8"));
     if ("problem" in rows) throw new Error(rows.problem);
     expect(rows.length).toBeGreaterThan(0);
     for (const r of rows) {
       const text = readFileSync(join(REPO_ROOT, r.file), "utf8").replace(/\s*\n\s*/g, " ⏎ ");
-      expect(text.includes(r.original), `${r.file}: ${r.original}`).toBe(true);
+      expect(
+        text.split(r.original).length - 1,
+        `${r.file}: ${r.original}, at ${r.places} places at least`,
+      ).toBeGreaterThanOrEqual(r.places);
       expect(r.why.length, `${r.file}: ${r.original}: a why worth reading`).toBeGreaterThan(40);
     }
   });

@@ -4,12 +4,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalogTaggedLines } from "../src/mutation/sweep-tags.ts";
 import {
-  describeSurvivor,
   readEquivalents,
   readSweepSurvivors,
   renderScores,
+  matchRows,
   sweepScores,
-  untriaged,
+  triageVerdict,
 } from "../src/mutation/sweep-triage.ts";
 
 const root = join(import.meta.dirname, "..");
@@ -29,13 +29,11 @@ if ("problem" in scores) {
   process.exit(2);
 }
 console.log(renderScores(scores));
-const left = untriaged(survivors as never, rows as never, tagged);
-if (left.length === 0) {
-  console.log(
-    `sweep-triage: ${(survivors as unknown[]).length} survivors, each argued equivalent in mutants/equivalent.md or on a catalog-tagged line`,
-  );
-  process.exit(0);
-}
-console.error(`sweep-triage: ${left.length} survivors without a test or an equivalent.md row:`);
-for (const m of left) console.error(`  ${describeSurvivor(m)}`);
-process.exit(1);
+const verdict = triageVerdict(
+  (survivors as unknown[]).length,
+  matchRows(survivors as never, rows as never, tagged),
+  process.env.CI === "true",
+);
+for (const line of verdict.out) console.log(line);
+for (const line of verdict.err) console.error(line);
+process.exit(verdict.exit);

@@ -13,8 +13,18 @@ export type SweepMutant = {
   status: string;
 };
 
-/** One row of mutants/equivalent.md: the file, the mutator, the code it changes and what it puts there. */
-export type EquivalentRow = { file: string; mutator: string; original: string; replacement: string; why: string };
+/**
+ * One row of mutants/equivalent.md: the file, the mutator, the code it changes, what it puts there,
+ * and how many places of that file it answers for (`×N` after the mutator; 1 without).
+ */
+export type EquivalentRow = {
+  file: string;
+  mutator: string;
+  places: number;
+  original: string;
+  replacement: string;
+  why: string;
+};
 
 type Report = {
   files?: Record<
@@ -31,7 +41,7 @@ type Report = {
   >;
 };
 
-const UNTRIAGED = new Set(["Survived", "NoCoverage"]);
+const UNTRIAGED = new Set(["Survived", "NoCoverage"]); // safety: triage-no-coverage
 
 /** Source text between a mutant's start and end (1-based lines and columns, end exclusive). */
 function sliceOf(
@@ -94,34 +104,109 @@ export function readEquivalents(markdown: string): EquivalentRow[] | { problem: 
       return {
         problem: `equivalent.md line ${i + 1}: a row needs five cells (file, mutator, code, replacement, why), all filled`,
       };
-    const [file, mutator, original, replacement, why] = cells as [string, string, string, string, string];
-    rows.push({ file, mutator, original, replacement: replacement === "(empty)" ? "" : replacement, why });
+    const [file, mutatorCell, original, replacement, why] = cells as [string, string, string, string, string];
+    const m = /^(\w+)(?: ×([1-9]\d*))?$/.exec(mutatorCell);
+    if (m === null)
+      return {
+        problem: `equivalent.md line ${i + 1}: "${mutatorCell}" is not a mutator, or a mutator and ×N for the places the row answers`,
+      };
+    const places = m[2] === undefined ? 1 : Number(m[2]);
+    rows.push({
+      file,
+      mutator: m[1]!,
+      places,
+      original,
+      replacement: replacement === "(empty)" ? "" : replacement,
+      why,
+    });
   }
   return rows;
 }
 
-/** Survivors no equivalent row covers: each must get a test, a catalog mutant, or a row. */
 /** Per file, the lines a safety tag with a catalog mutant protects. */
 export type TaggedLines = ReadonlyMap<string, ReadonlySet<number>>;
 
 const onTaggedLine = (m: SweepMutant, tagged: TaggedLines) => tagged.get(m.file)?.has(m.line) === true;
 
+const answers = (r: EquivalentRow, m: SweepMutant) =>
+  r.file === m.file &&
+  r.mutator === m.mutator &&
+  r.original === oneLine(m.original) &&
+  r.replacement === oneLine(m.replacement); // safety: triage-row-replacement
+
+/** A row with places it was written for but answers no survivor at: `left` of its `places`. */
+export type UnusedRow = { row: EquivalentRow; left: number };
+
+/**
+ * How each survivor is triaged. A row answers as many survivors as the places it names (`×N`, 1
+ * without): one more identical mutant in its file stays `open`, so a row argued for some places
+ * cannot hide a later survivor at another with the same code; a row with places left over is
+ * `unused`, since it would answer the next such survivor unargued. Rows answer first; a survivor no
+ * row answers is triaged by a catalog-tagged line (`tagged`), or is open.
+ */
+export function matchRows(
+  survivors: readonly SweepMutant[],
+  rows: readonly EquivalentRow[],
+  tagged: TaggedLines = new Map(),
+): { open: SweepMutant[]; onTag: SweepMutant[]; unused: UnusedRow[] } {
+  const left = rows.map((r) => r.places);
+  const open: SweepMutant[] = [];
+  const onTag: SweepMutant[] = [];
+  for (const m of survivors) {
+    const i = rows.findIndex((r, k) => left[k]! > 0 && answers(r, m)); // safety: equivalent-row-places
+    if (i !== -1) left[i]! -= 1;
+    else (onTaggedLine(m, tagged) ? onTag : open).push(m); // safety: triage-tagged-line
+  }
+  const unused = rows.flatMap((row, k) => (left[k]! > 0 ? [{ row, left: left[k]! }] : [])); // safety: equivalent-row-unused
+  return { open, onTag, unused };
+}
+
+/** Survivors no equivalent row covers: each must get a test, a catalog mutant, or a row. */
 export function untriaged(
   survivors: readonly SweepMutant[],
   rows: readonly EquivalentRow[],
   tagged: TaggedLines = new Map(),
 ): SweepMutant[] {
-  return survivors.filter(
-    (m) =>
-      !onTaggedLine(m, tagged) &&
-      !rows.some(
-        (r) =>
-          r.file === m.file &&
-          r.mutator === m.mutator &&
-          r.original === oneLine(m.original) &&
-          r.replacement === oneLine(m.replacement),
-      ),
+  return matchRows(survivors, rows, tagged).open;
+}
+
+/**
+ * The triage's verdict: exit 0 only when every survivor is answered and, under CI, no row has
+ * places left over (locally those are a warning, so a row can be written before its survivor).
+ */
+export function triageVerdict(
+  survivors: number,
+  t: { open: readonly SweepMutant[]; unused: readonly UnusedRow[] },
+  ci: boolean,
+): { exit: 0 | 1; out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  if (t.unused.length > 0) {
+    const say = ci ? err : out;
+    say.push(
+      `sweep-triage: ${t.unused.length} row(s) of mutants/equivalent.md name more places than they answer; lower ×N or delete the row (CI fails on them):`,
+      ...t.unused.map((u) => `  ${describeUnused(u)}`),
+    );
+  }
+  if (t.open.length > 0) {
+    err.push(
+      `sweep-triage: ${t.open.length} survivors without a test or an equivalent.md row:`,
+      ...t.open.map((m) => `  ${describeSurvivor(m)}`),
+    );
+    return { exit: 1, out, err }; // safety: triage-open-fails
+  }
+  if (ci && t.unused.length > 0) return { exit: 1, out, err }; // safety: equivalent-row-unused-fails
+  out.push(
+    `sweep-triage: ${survivors} survivors, each argued equivalent in mutants/equivalent.md or on a catalog-tagged line`,
   );
+  return { exit: 0, out, err };
+}
+
+/** One line naming a row with places left over, and how many. */
+export function describeUnused(u: UnusedRow): string {
+  const r = u.row;
+  const of = r.places === 1 ? "answers no survivor" : `answers ${r.places - u.left} of its ${r.places} places`;
+  return `| ${r.file} | ${r.mutator}${r.places === 1 ? "" : ` ×${r.places}`} | \`${r.original}\` | \`${r.replacement || "(empty)"}\` | … ${of}`;
 }
 
 /** One line naming a survivor, in the form a row of mutants/equivalent.md takes. */
@@ -156,13 +241,15 @@ export function sweepScores(
   const survivors = readSweepSurvivors(text);
   if ("problem" in survivors) return survivors;
   const d = JSON.parse(text) as Report;
-  const left = new Set(untriaged(survivors, rows, tagged));
+  const triage = matchRows(survivors, rows, tagged);
+  const left = new Set(triage.open);
+  const byTag = new Set(triage.onTag);
   return Object.entries(d.files ?? {})
     .map(([file, f]) => {
       const killed = (f.mutants ?? []).filter((m) => KILLED.has(m.status ?? "")).length;
       const mine = survivors.filter((m) => m.file === file);
       const open = mine.filter((m) => left.has(m)).length;
-      const onTag = mine.filter((m) => onTaggedLine(m, tagged)).length;
+      const onTag = mine.filter((m) => byTag.has(m)).length;
       const score = killed + open === 0 ? 100 : (100 * killed) / (killed + open);
       return {
         file,
