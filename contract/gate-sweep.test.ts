@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+import type { Server } from "node:net";
 import { dirname, join, relative } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { GATE_REPORT_TOOL } from "../src/core/runner/tripwire.ts";
@@ -17,6 +17,7 @@ import { memoryView } from "../src/conformance/worlds/tree.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { importGraph } from "../src/host/import-graph.ts";
+import { lineServer } from "./support/line-server.ts";
 import { sweepChild } from "./support/sweep-child.ts";
 
 const scratch = makeScratch("gate-sweep");
@@ -31,20 +32,10 @@ type Line = { id: unknown; tool: string; args: Record<string, unknown> };
 async function toolSocket(silent = false): Promise<{ path: string; server: Server; lines: Line[] }> {
   const path = join(scratch.root, `s${n++}.sock`);
   const lines: Line[] = [];
-  const server = createServer((c) => {
-    let buf = "";
-    c.setEncoding("utf8");
-    c.on("error", () => {});
-    c.on("data", (d: string) => {
-      buf += d;
-      const nl = buf.indexOf("\n");
-      if (nl === -1) return;
-      const l = JSON.parse(buf.slice(0, nl)) as Line;
-      lines.push(l);
-      if (!silent) c.end(JSON.stringify({ id: l.id, ok: true, result: null }) + "\n");
-    });
+  const server = await lineServer<Line>(path, (l) => {
+    lines.push(l);
+    return silent ? undefined : { id: l.id, ok: true, result: null };
   });
-  await new Promise<void>((ok) => server.listen(path, ok));
   return { path, server, lines };
 }
 

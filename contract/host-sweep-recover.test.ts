@@ -1,9 +1,9 @@
 // recover() in-process (seed 002): a host that died hard left open launches behind, and the next
 // host ends each one. The "bwrap" here is a plain shell started under the name bwrap with a
 // session's command line tail (`--chdir <run> <run>`), which is all recover() looks for; its child
-// stands in for the runner. No sandbox is started.
+// stands in for the runner. No sandbox is started; every process killed is one this file started.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -63,8 +63,18 @@ const comm = (pid: number) => {
   }
 };
 
-/** A process named bwrap whose command line ends `--chdir <runDir> <runDir>`, with one child running `runner`. */
-async function fakeBwrap(runDir: string, runner: string): Promise<{ bwrap: ChildProcess; runner: number }> {
+/** Once the runner runs sleep: setpriv has set its parent-death signal by then. */
+const runsSleep = (child: number) => comm(child) === "sleep";
+
+/**
+ * A process named bwrap whose command line ends `--chdir <runDir> <runDir>`, with one child running
+ * `runner`; resolves once `ready` holds for that child.
+ */
+async function fakeBwrap(
+  runDir: string,
+  runner: string,
+  ready: (child: number) => boolean = runsSleep,
+): Promise<{ bwrap: ChildProcess; runner: number }> {
   const bwrap = spawn("/bin/sh", ["-c", `trap "" TERM; ${runner} & wait`, "--chdir", runDir, runDir], {
     argv0: "bwrap",
     stdio: "ignore",
@@ -72,8 +82,7 @@ async function fakeBwrap(runDir: string, runner: string): Promise<{ bwrap: Child
   started.push(bwrap.pid!);
   for (let i = 0; i < 2500; i++) {
     const [child] = childrenOf(bwrap.pid!);
-    // Once it runs sleep: setpriv has set its parent-death signal by then.
-    if (child !== undefined && comm(child) === "sleep") {
+    if (child !== undefined && ready(child)) {
       started.push(child);
       return { bwrap, runner: child };
     }
@@ -81,6 +90,17 @@ async function fakeBwrap(runDir: string, runner: string): Promise<{ bwrap: Child
   }
   throw new Error("the stand-in bwrap started no runner");
 }
+
+/**
+ * A bwrap (ignoring SIGTERM) whose runner gets SIGHUP when it dies and exits 300 ms after that, by
+ * itself. Ready once the runner has set its trap (it runs its loop's sleep).
+ */
+const slowDyingRunner = (runDir: string) =>
+  fakeBwrap(
+    runDir,
+    `setpriv --pdeathsig HUP sh -c 'trap "sleep 0.3; exit 0" HUP; while :; do sleep 0.05; done'`,
+    (child) => comm(child) === "sh" && childrenOf(child).some(runsSleep),
+  );
 
 describe("recover() ends what a dead host left", () => {
   it("an open launch with no process left ends host-lost: its run voided, sockets and mount stubs removed, workspace checked", async () => {
@@ -156,5 +176,33 @@ describe("recover() ends what a dead host left", () => {
     expect(isAlive(bwrap.pid!), "bwrap").toBe(false);
     for (let i = 0; i < 100 && isAlive(runner); i++) await new Promise((r) => setTimeout(r, 2));
     expect(isAlive(runner), "the runner").toBe(false);
+  });
+});
+
+describe("recover(), the edges around a runner and a record", () => {
+  it("a runner still dying after its bwrap is waited for: it ends by itself and is no survivor", async () => {
+    const w = world();
+    w.record("r-slow");
+    const { bwrap, runner } = await slowDyingRunner(w.runDir);
+
+    const out = await recover(w.registry, w.bus);
+
+    expect(out).toEqual([{ run: "r-slow", killed: [bwrap.pid], survivors: [], workspace: null }]);
+    expect(isAlive(runner), "the runner ended").toBe(false);
+  });
+
+  it("a record without cgroups removes no directory: not even one named by a relative path in the host's cwd", async () => {
+    const w = world();
+    w.record("r-nocg", { cgroups: undefined as unknown as string[] });
+    // The one directory a stray entry would name: relative, so under the cwd. Made here, removed here.
+    const stray = join(process.cwd(), "Stryker was here");
+    mkdirSync(stray);
+    try {
+      const out = await recover(w.registry, w.bus);
+      expect(out.map((r) => r.run)).toEqual(["r-nocg"]);
+      expect(existsSync(stray), "nothing was removed").toBe(true);
+    } finally {
+      if (existsSync(stray)) rmdirSync(stray);
+    }
   });
 });

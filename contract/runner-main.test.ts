@@ -5,14 +5,30 @@
 // file as pid 1 of a real sandbox; contract/support/sweep-child.ts lets the sweep see this child.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
-import { connect, createServer, type AddressInfo, type Server } from "node:net";
+import { connect, createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { GATE_REPORT_TOOL } from "../src/core/runner/tripwire.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { sweepChild } from "./support/sweep-child.ts";
-import { boundSocket, runDir as makeRunDir, type Run } from "./support/runner-main-child.ts";
+import {
+  boundSocket,
+  broker,
+  CAP,
+  err,
+  ok,
+  runDir as makeRunDir,
+  sends,
+  toolCall,
+  verbs,
+  withMessages,
+  type BrokerReply as Reply,
+  type Ended,
+  type Msg,
+  type Req,
+  type Run,
+} from "./support/runner-main-child.ts";
 
 const MAIN = join(REPO_ROOT, "src/host/runner/main.ts");
 // StrykerJS picks a mutated file's tests by the import graph, and this file only spawns main.ts:
@@ -22,38 +38,8 @@ let socketN = 0;
 const scratch = makeScratch("runner-main");
 afterAll(() => scratch.remove());
 
-type Req = { id: number; cap: string; verb: string; args: Record<string, unknown> };
-type Reply = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } } | "silent";
-type Msg = { id: string; from: string; kind: "message" | "result"; body: string };
-
-const ok = (result: unknown = null): Reply => ({ ok: true, result });
-const err = (code: string, message = "no"): Reply => ({ ok: false, error: { code, message } });
-
-/** The stand-in broker: each request's reply from `answer`, every request kept. */
-async function broker(path: string, answer: (r: Req, nth: number) => Reply): Promise<{ server: Server; seen: Req[] }> {
-  const seen: Req[] = [];
-  const server = createServer((c) => {
-    let buf = "";
-    c.setEncoding("utf8");
-    c.on("error", () => {});
-    c.on("data", (d: string) => {
-      buf += d;
-      const nl = buf.indexOf("\n");
-      if (nl === -1) return;
-      const r = JSON.parse(buf.slice(0, nl)) as Req;
-      seen.push(r);
-      const a = answer(r, seen.filter((s) => s.verb === r.verb).length);
-      if (a !== "silent") c.end(JSON.stringify({ id: r.id, ...a }) + "\n");
-    });
-  });
-  await new Promise<void>((done) => server.listen(path, done));
-  return { server, seen };
-}
-
 /** A run directory under this file's scratch with a session.json; `over` replaces any of its fields. */
 const runDir = (over: Record<string, unknown> = {}): Run => makeRunDir(scratch.root, over);
-
-type Ended = { code: number | null; signal: string | null; stderr: string };
 
 /**
  * The runner on `dir` (or the given argv), `stdin` written to it; `during` runs once it has
@@ -92,7 +78,6 @@ function runner(
   });
 }
 
-const CAP = '{"cap":"cap-xyz"}\n';
 /** The children's environment: a compile cache shared by this file's runners, so only the first compiles. */
 const CHILD_ENV = { PATH: "/usr/bin:/bin", NODE_COMPILE_CACHE: join(scratch.root, "compile-cache") };
 
@@ -139,19 +124,6 @@ async function session(
 
 /** A read after `n` sends: every reply of the turns before it was answered. */
 const readAfterSends = (n: number) => (seen: Req[]) => sends(seen).length >= n && seen.at(-1)?.verb === "message.read";
-
-/** A broker with one message waiting at the first read, then none. */
-const withMessages =
-  (msgs: Msg[], other: (q: Req, nth: number) => Reply | undefined = () => undefined) =>
-  (q: Req, nth: number): Reply => {
-    const o = other(q, nth);
-    if (o !== undefined) return o;
-    if (q.verb === "message.read") return ok({ messages: nth === 1 ? msgs : [] });
-    return ok();
-  };
-
-const verbs = (seen: Req[]) => seen.map((q) => q.verb).filter((v, i, a) => v !== "message.read" || a[i - 1] !== v);
-const sends = (seen: Req[]) => seen.filter((q) => q.verb === "message.send").map((q) => q.args);
 
 describe("the session runner as a process", () => {
   it("claims, runs one turn per message (not for a RESULT), replies to the sender, and at SIGTERM releases and exits 0", async () => {
@@ -521,20 +493,3 @@ console.log("done " + msg);
     expect(sends(out.seen).map((a) => a.body)).toEqual(["The turn failed: the harness exited 4"]);
   });
 });
-
-/** One tool-socket request and its answer line, parsed. */
-function toolCall(path: string, req: unknown): Promise<unknown> {
-  return new Promise((done, fail) => {
-    const c = connect(path, () => c.write(JSON.stringify(req) + "\n"));
-    let buf = "";
-    c.setEncoding("utf8");
-    c.on("data", (d: string) => {
-      buf += d;
-      const nl = buf.indexOf("\n");
-      if (nl === -1) return;
-      c.destroy();
-      done(JSON.parse(buf.slice(0, nl)));
-    });
-    c.on("error", fail);
-  });
-}

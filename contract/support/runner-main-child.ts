@@ -5,10 +5,11 @@
 // child. contract/runner-main.test.ts takes its run directory and tool socket from here too.
 import { spawn, type StdioOptions } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { connect, createServer, type Server } from "node:net";
+import { connect, type Server } from "node:net";
 import { join } from "node:path";
 import { planRunnerBounds } from "../../src/core/runner/bounds.ts";
 import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
+import { lineServer } from "./line-server.ts";
 import { sweepChild } from "./sweep-child.ts";
 
 export const MAIN = join(REPO_ROOT, "src/host/runner/main.ts");
@@ -17,7 +18,9 @@ export type Req = { id: number; cap: string; verb: string; args: Record<string, 
 export type Reply = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
 export type Msg = { id: string; from: string; kind: "message" | "result"; body: string };
 /** A request's reply, which a test may hold by returning a promise. */
-export type Answer = (q: Req, nth: number) => Reply | Promise<Reply>;
+/** A reply, or "silent": the broker reads the request and answers nothing. */
+export type BrokerReply = Reply | "silent";
+export type Answer = (q: Req, nth: number) => BrokerReply | Promise<Reply>;
 export type Child = ReturnType<typeof spawn>;
 export type Ended = { code: number | null; signal: string | null; stderr: string };
 export type Run = { dir: string; session: Record<string, unknown>; brokerSocket: string; toolSocket: string };
@@ -27,8 +30,8 @@ export const err = (code: string, message = "no"): Reply => ({ ok: false, error:
 export const CAP = '{"cap":"cap-xyz"}\n';
 
 /**
- * The stand-in broker: each request's reply from `answer`, every request kept; `after` runs once a
- * reply is written.
+ * The stand-in broker: each request's reply from `answer` ("silent": none, the connection left
+ * open), every request kept; `after` runs once a reply is written.
  */
 export async function broker(
   path: string,
@@ -36,24 +39,18 @@ export async function broker(
   after: (q: Req, nth: number) => void = () => {},
 ): Promise<{ server: Server; seen: Req[] }> {
   const seen: Req[] = [];
-  const server = createServer((c) => {
-    let buf = "";
-    c.setEncoding("utf8");
-    c.on("error", () => {});
-    c.on("data", (d: string) => {
-      buf += d;
-      const nl = buf.indexOf("\n");
-      if (nl === -1) return;
-      const r = JSON.parse(buf.slice(0, nl)) as Req;
+  const nthOf = new Map<Req, number>();
+  const server = await lineServer<Req>(
+    path,
+    async (r) => {
       seen.push(r);
       const nth = seen.filter((s) => s.verb === r.verb).length;
-      void Promise.resolve(answer(r, nth)).then((a) => {
-        c.end(JSON.stringify({ id: r.id, ...a }) + "\n");
-        after(r, nth);
-      });
-    });
-  });
-  await new Promise<void>((done) => server.listen(path, done));
+      nthOf.set(r, nth);
+      const a = await answer(r, nth);
+      return a === "silent" ? undefined : { id: r.id, ...a };
+    },
+    (r) => after(r, nthOf.get(r)!),
+  );
   return { server, seen };
 }
 
@@ -221,10 +218,10 @@ export const REFUSED = (id: number) => ({
   error: "refused: nope is not one of this session's typed tools",
 });
 
-/** A broker with the messages waiting at the first read, then none; `other` answers first when it has an answer. */
+/** A broker with the messages waiting at the first read, then none; `other` answers first when it has an answer (of its own kind, R). */
 export const withMessages =
-  (msgs: Msg[], other: (q: Req, nth: number) => Reply | undefined = () => undefined) =>
-  (q: Req, nth: number): Reply => {
+  <R = Reply>(msgs: Msg[], other: (q: Req, nth: number) => R | undefined = () => undefined) =>
+  (q: Req, nth: number): R | Reply => {
     const o = other(q, nth);
     if (o !== undefined) return o;
     if (q.verb === "message.read") return ok({ messages: nth === 1 ? msgs : [] });

@@ -3,12 +3,12 @@
 // through the real callBroker to an echo broker in this process, so the broker call's own encoding
 // is on the path; three stub tools make the forward itself fail in the ways a broker could.
 // `node contract/support/tool-socket-child.ts <dir>`: prints "ready" once <dir>/tools.sock listens.
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { planRunnerBounds } from "../../src/core/runner/bounds.ts";
 import type { ToolRoute } from "../../src/core/runner/tool-call.ts";
 import { callBroker } from "../../src/host/runner/broker-client.ts";
 import { serveToolSocket } from "../../src/host/runner/tool-server.ts";
+import { lineServer } from "./line-server.ts";
 
 const dir = process.argv[2]!;
 const brokerSocket = join(dir, "broker.sock");
@@ -21,19 +21,11 @@ function deep(n: number): unknown {
 }
 
 // The echo broker: every request answered with its verb and args, as a broker's result.
-const broker = createServer((c) => {
-  let buf = "";
-  c.setEncoding("utf8");
-  c.on("error", () => {});
-  c.on("data", (d: string) => {
-    buf += d;
-    const nl = buf.indexOf("\n");
-    if (nl === -1) return;
-    const r = JSON.parse(buf.slice(0, nl)) as { id: number; verb: string; args: unknown };
-    c.end(JSON.stringify({ id: r.id, ok: true, result: { verb: r.verb, args: r.args } }) + "\n");
-  });
-});
-await new Promise<void>((ok) => broker.listen(brokerSocket, ok));
+await lineServer<{ id: number; verb: string; args: unknown }>(brokerSocket, (r) => ({
+  id: r.id,
+  ok: true,
+  result: { verb: r.verb, args: r.args },
+}));
 
 const routes = new Map<string, ToolRoute>([
   ["send_message", { broker: "message.send" }],
