@@ -20,7 +20,7 @@ const CRASH_N = Math.max(2, Math.floor(N / 4));
 
 /** The assertions every wave must meet, whoever ran it. */
 function expectCleanWave(o: WaveObserved, n: number): void {
-  expect(o.replied, "every session answered its probe").toBe(n);
+  expect(o.replied, `every session answered its probe; ${o.unanswered.join("; ")}`).toBe(n);
   expect(o.ownCanaryRead, "every session read its own canary: the probe works").toBe(n);
   expect(o.crossings, "no session read another's canary, run directory or sockets").toEqual([]);
   expect(o.foreignCalls, "no capability worked on another run's instance").toEqual([]);

@@ -24,6 +24,8 @@ export type WaveObserved = {
   /** `<reader> reads <owner>'s <what>`, for every cross-session read that worked. */
   crossings: string[];
   replied: number;
+  /** `<run>: <why>` for each session whose probe got no answer naming its own canary. */
+  unanswered: string[];
   claims: number;
   releases: number;
   /** Broker calls that succeeded for one run's capability on another run's instance. */
@@ -112,8 +114,14 @@ export async function runWave(
   }
   const sessions: Session[] = prepared.map((p) => start(p));
   await Promise.all(sessions.map((s, i) => waitClaimed(w, s, runs[i]!, 30_000)));
+  const whyNot = new Map<string, string>();
   const replies = await Promise.all(
-    prepared.map((p) => ask(w, p.req.instance.instance, probeScript(p, prepared), "pm-load", 60_000).catch(() => "")),
+    prepared.map((p) =>
+      ask(w, p.req.instance.instance, probeScript(p, prepared), "pm-load", 60_000).catch((e: Error) => {
+        whyNot.set(p.req.instance.run, e.message);
+        return "";
+      }),
+    ),
   );
   const crossings: string[] = [];
   let ownCanaryRead = 0;
@@ -133,6 +141,11 @@ export async function runWave(
     ownCanaryRead,
     crossings: crossings.sort(),
     replied: replies.filter((r) => r.includes("OWN ")).length,
+    unanswered: runs.flatMap((r, i) =>
+      replies[i]!.includes("OWN ")
+        ? []
+        : [`${r}: ${whyNot.get(r) ?? `its reply was ${JSON.stringify(replies[i]!.slice(0, 200))}`}`],
+    ),
     claims: mine.filter((r) => r.verb === "role.claim").length,
     releases: mine.filter((r) => r.verb === "role.release").length,
     foreignCalls: mine
