@@ -1,13 +1,17 @@
-// npm run mutants:sweep [-- --changed | stryker options, e.g. --mutate src/core/runner/tripwire.ts]:
+// npm run mutants:sweep [-- --changed | --shard i/n | --merge <dirs> | stryker options, e.g. --force]:
 // StrykerJS over the modules stryker.config.mjs names, then the triage of every survivor
 // (scripts/sweep-triage.ts). Exit 0 only when both pass. `--changed` mutates only the swept files
-// whose source or covering test file changed since the committed report (src/mutation/sweep-scope.ts).
+// whose source or covering test file changed since the committed report (src/mutation/sweep-scope.ts);
+// `--shard i/n` runs one cold share of the files and `--merge` triages the shards' reports as one
+// (src/mutation/sweep-shards.ts).
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { digestFile, readSweepInputs, readSweepRecord, SWEEP_RECORD_FILE } from "../src/mutation/sweep-inputs.ts";
 import { planSweepScope, readSweepArgs, type ScopeReport, type SweepScope } from "../src/mutation/sweep-scope.ts";
+import { mergeSweepShards, runSweepShard } from "../src/mutation/sweep-shard-run.ts";
+import { readShardArgs } from "../src/mutation/sweep-shards.ts";
 
 const root = join(import.meta.dirname, "..");
 // Imported by its path, so the config stays a plain .mjs that StrykerJS reads as it is.
@@ -15,6 +19,23 @@ const { default: config, SWEPT }: { default: { incrementalFile: string }; SWEPT:
   pathToFileURL(join(root, "stryker.config.mjs")).href
 );
 const incremental = join(root, config.incrementalFile);
+const triageOf = (reportFile?: string) =>
+  spawnSync(process.execPath, [join(root, "scripts/sweep-triage.ts"), ...(reportFile ? [reportFile] : [])], {
+    cwd: root,
+    stdio: "inherit",
+  }).status ?? 1;
+
+const sharded = readShardArgs(process.argv.slice(2));
+if (sharded !== null && "problem" in sharded) {
+  console.error(`mutants:sweep: ${sharded.problem}`);
+  process.exit(2);
+}
+if (sharded?.kind === "shard") process.exit(runSweepShard(root, sharded.spec, sharded.strykerArgs, SWEPT, incremental));
+if (sharded?.kind === "merge") {
+  const merged = mergeSweepShards(root, sharded.dirs, SWEPT);
+  process.exit(merged === 0 ? triageOf() : merged);
+}
+
 const parsed = readSweepArgs(process.argv.slice(2));
 if ("problem" in parsed) {
   console.error(`mutants:sweep: ${parsed.problem}`);
@@ -73,12 +94,4 @@ if (reportFile === undefined) {
     writeFileSync(join(root, SWEEP_RECORD_FILE), `${JSON.stringify(record, null, 1)}\n`);
   }
 }
-const triage = spawnSync(
-  process.execPath,
-  [join(root, "scripts/sweep-triage.ts"), ...(reportFile ? [reportFile] : [])],
-  {
-    cwd: root,
-    stdio: "inherit",
-  },
-);
-process.exit(triage.status ?? 1);
+process.exit(triageOf(reportFile));
