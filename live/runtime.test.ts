@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { chmodSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
@@ -70,6 +70,19 @@ function prepared(name: string, example = "pi-coder", extra = {}): PreparedLaunc
   const p = prepareLaunch(w.request(w.instance(example, name), extra));
   if (p.kind !== "ready") throw new Error(`refused: ${p.code}: ${p.message}`);
   return p.prepared;
+}
+
+// The runner has read its session.json and waits on stdin for its capability line: it runs the
+// runner's entry, and its stdin is in libuv's non-blocking mode, set only once it reads stdin.
+function runnerAwaitsCapability(pid: number | undefined): boolean {
+  if (pid === undefined || pid === 0) return false;
+  try {
+    const running = readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(RUNNER_ENTRY);
+    const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/${pid}/fdinfo/0`, "utf8"))?.[1];
+    return running && flags !== undefined && (Number.parseInt(flags, 8) & constants.O_NONBLOCK) !== 0;
+  } catch {
+    return false;
+  }
 }
 
 /** One check of a confined shell's table: prints `name yes` when the command succeeds, `name no` when not. */
@@ -596,6 +609,7 @@ describe("the launcher's refusals leave no run directory", () => {
     const ended: string[] = [];
     let bwrap = 0;
     let runner = 0;
+    let runnerWasUp = false;
     const bus = { ...p.req.bus, endRun: (run: string) => (ended.push(run), p.req.bus.endRun(run)) };
     expect(() =>
       start({
@@ -605,15 +619,19 @@ describe("the launcher's refusals leave no run directory", () => {
           bus,
           onSpawn: (c) => {
             bwrap = c.pid!;
-            // The runner (pid 1 of the sandbox) is up before the launch gives up.
-            for (let i = 0; i < 500 && childrenOf(bwrap).length === 0; i++) spawnSync("sleep", ["0.01"]);
+            // The launch gives up only once the runner has read its session.json and waits for its
+            // capability line: earlier, the run directory's removal fails bwrap's own mounts or the
+            // runner's read, and the sandbox ends by itself whether or not the launcher kills it.
+            for (let i = 0; i < 1000 && !runnerAwaitsCapability(childrenOf(bwrap)[0]); i++)
+              spawnSync("sleep", ["0.01"]);
             runner = childrenOf(bwrap)[0] ?? 0;
+            runnerWasUp = runnerAwaitsCapability(runner);
             throw new Error("the launch record could not be written");
           },
         },
       }),
     ).toThrow("the launch record could not be written");
-    expect(runner, "the sandbox's runner had started").toBeGreaterThan(0);
+    expect(runnerWasUp, "the sandbox's runner was up, waiting for its capability line").toBe(true);
     const registry = new LaunchRegistry(join(p.req.stateDir, "launches"));
     for (
       let i = 0;
