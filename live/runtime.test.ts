@@ -24,7 +24,7 @@ import type { LaunchEnd, PreparedLaunch, Session } from "../src/host/launcher.ts
 import { spawn, spawnSync } from "node:child_process";
 import { LaunchRegistry } from "../src/host/launch-registry.ts";
 import { recover } from "../src/host/recover.ts";
-import { childrenOf, findSessionBwraps, isAlive } from "../src/host/session-procs.ts";
+import { childrenOf, cmdlineOf, findSessionBwraps, isAlive } from "../src/host/session-procs.ts";
 import { callBroker } from "../src/host/runner/broker-client.ts";
 import { randomUUID } from "node:crypto";
 import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
@@ -77,7 +77,7 @@ function prepared(name: string, example = "pi-coder", extra = {}): PreparedLaunc
 function runnerAwaitsCapability(pid: number | undefined): boolean {
   if (pid === undefined || pid === 0) return false;
   try {
-    const running = readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(RUNNER_ENTRY);
+    const running = cmdlineOf(pid)?.some((a) => a.endsWith(RUNNER_ENTRY)) ?? false;
     const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/${pid}/fdinfo/0`, "utf8"))?.[1];
     return running && flags !== undefined && (Number.parseInt(flags, 8) & constants.O_NONBLOCK) !== 0;
   } catch {
