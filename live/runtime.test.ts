@@ -639,7 +639,11 @@ describe("the launcher's refusals leave no run directory", () => {
       i++
     )
       await new Promise((r) => setTimeout(r, 20));
-    expect([isAlive(bwrap), isAlive(runner)], "bwrap and its runner are gone").toEqual([false, false]);
+    const alive = [isAlive(bwrap), isAlive(runner)];
+    // A sandbox left behind (the kill removed, under its mutant) would wait on this process's pipe for
+    // as long as a mutation host lives; end it here, after reading its state, so no later test meets it.
+    for (const pid of [runner, bwrap].filter(isAlive)) process.kill(pid, "SIGKILL");
+    expect(alive, "bwrap and its runner are gone").toEqual([false, false]);
     expect(findSessionBwraps(p.req.runDir), "no sandbox of the run is left").toEqual([]);
     expect(ended, "the run's capabilities are voided").toEqual([p.req.instance.run]);
     expect(registry.get(p.req.instance.run)?.end?.reason, "the launch is ended, not left for recover()").toBe(
