@@ -22,6 +22,8 @@ import {
 } from "../src/host/launcher.ts";
 import { LaunchRegistry } from "../src/host/launch-registry.ts";
 import { RUNNER_ENTRY } from "../src/core/session/plan-session.ts";
+import { workspaceLockPath } from "../src/core/session/host-plan.ts";
+import { asUserCaller } from "./support/launch-edits.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 
 let w: RuntimeWorld;
@@ -86,11 +88,13 @@ function prepared(name: string): { p: PreparedLaunch; req: LaunchRequest; bus: B
   const rename = <T>(x: T): T => JSON.parse(JSON.stringify(x).replaceAll("lsw-a", name)) as T;
   const { req, bus } = request(name);
   const b = base();
+  const session = rename(b.session);
   const p: PreparedLaunch = {
     req: { ...req, instance: rename(b.req.instance), runDir: rename(b.req.runDir) },
     launch: rename(b.launch),
     facts: b.facts,
-    session: rename(b.session),
+    // The lock is named by the workspace's digest, which a rename of its text does not reach.
+    session: { ...session, lock: workspaceLockPath(req.stateDir, session.sessionFile.workspace) },
   };
   return { p, req: p.req, bus };
 }
@@ -116,9 +120,6 @@ function headModel(socket: string): Promise<number> {
 }
 
 const mode = (p: string) => statSync(p).mode & 0o777;
-
-const withoutModels = (bundle: Record<string, string>) =>
-  Object.fromEntries(Object.entries(bundle).filter(([k]) => k !== "models.json"));
 
 describe("sessionRunnerFiles", () => {
   it("a pi session loads the runner and the Pi extension, a Claude Code session the gate and the MCP server", () => {
@@ -180,8 +181,9 @@ describe("start() without bwrap", () => {
       `i=0; while [ ! -e "${run}/home/go" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done`,
       "exit 3",
     ].join("; ");
-    // A Claude Code plan warms the gate's compile cache in its bundle; the command is the same shell.
-    const s = start(withCommand({ ...p, launch: { ...p.launch, harness: "claude-code" } }, script));
+    // A plan with a gate cache (Claude Code's) has it warmed in its bundle; the command is the same shell.
+    const gateCache = { dir: gateCompileCacheDir(p.launch.bundleDir), node: p.facts.node.path };
+    const s = await start(withCommand({ ...p, session: { ...p.session, gateCache } }, script));
     expect(readdirSync(gateCompileCacheDir(p.launch.bundleDir)).length, "the gate's cache is warm").toBeGreaterThan(0);
     expect(s.run).toBe(req.instance.run);
     expect(s.runDir).toBe(run);
@@ -268,7 +270,9 @@ describe("start() without bwrap", () => {
       `n=0; trap 'n=$((n+1)); echo term >> ${run}/home/terms; [ $n -ge 2 ] && exit 0' TERM; touch ${run}/home/ready; i=0; while [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done\n`,
       { mode: 0o755 },
     );
-    const s = start(withCommand(p, `cat > /dev/null; touch ${ws}/suid; chmod 4755 ${ws}/suid; sh ${runner} & wait $!`));
+    const s = await start(
+      withCommand(p, `cat > /dev/null; touch ${ws}/suid; chmod 4755 ${ws}/suid; sh ${runner} & wait $!`),
+    );
     const records = new LaunchRegistry(join(req.stateDir, "launches"));
     for (let i = 0; i < 2500 && !existsSync(join(run, "home", "ready")); i++)
       await new Promise((r) => setTimeout(r, 2));
@@ -287,7 +291,7 @@ describe("start() without bwrap", () => {
 
   it("a runner killed by a signal ends the launch killed, naming the signal", async () => {
     const { p, req } = prepared("lsw-g");
-    const s = start(withCommand(p, "cat > /dev/null; kill -TERM $$"));
+    const s = await start(withCommand(p, "cat > /dev/null; kill -TERM $$"));
     const end = await s.exited;
     expect(end.end).toEqual({ kind: "signal", signal: "SIGTERM", ending: "killed" });
     expect(end.reason).toBe("killed");
@@ -302,20 +306,21 @@ describe("start() without bwrap", () => {
     const run = req.runDir;
     const stub = join(req.instance.workspace, ".stub");
     writeFileSync(stub, "");
+    const user = asUserCaller(p);
     const plan = withCommand(
       {
-        ...p,
-        facts: { ...p.facts, uid: p.facts.uid === 0 ? 1000 : p.facts.uid },
-        launch: { ...p.launch, bundle: withoutModels(p.launch.bundle) },
+        ...user,
         session: {
-          ...p.session,
+          ...user.session,
           mountStubs: [{ path: stub, kind: "file" }],
           sessionFile: { ...p.session.sessionFile, model: null },
+          modelProxy: null,
+          piModels: null,
         },
       },
       `cat > /dev/null; i=0; while [ ! -e "${run}/go" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done`,
     );
-    const s = start(plan);
+    const s = await start(plan);
     const rec = new LaunchRegistry(join(req.stateDir, "launches")).get(req.instance.run)!;
     expect(rec.cgroups, "no cgroups").toEqual([]);
     expect(statSync(run).uid, "the run directory stays the caller's").toBe(process.getuid!());
@@ -329,7 +334,7 @@ describe("start() without bwrap", () => {
     expect(existsSync(join(p.launch.adapter.env.PI_CODING_AGENT_DIR!, "models.json")), "no models.json").toBe(false);
   });
 
-  it("a bind source the session cannot reach refuses the launch before anything is made", () => {
+  it("a bind source the session cannot reach refuses the launch before anything is made", async () => {
     const { p, req } = prepared("lsw-h");
     const locked = join(w.root, "locked");
     mkdirSync(join(locked, "x"), { recursive: true });
@@ -337,7 +342,7 @@ describe("start() without bwrap", () => {
     try {
       const bind = { ...p.session.binds.find((b) => b.source?.startsWith("/usr"))!, source: join(locked, "x") };
       const plan = withCommand({ ...p, session: { ...p.session, binds: [...p.session.binds, bind] } }, "exit 0");
-      expect(() => start(plan)).toThrow(
+      await expect(start(plan)).rejects.toThrow(
         expect.objectContaining({ code: "bind-unreachable", field: join(locked, "x") }),
       );
       expect(existsSync(req.runDir)).toBe(false);
@@ -346,13 +351,13 @@ describe("start() without bwrap", () => {
     }
   });
 
-  it("a run directory that exists already refuses the launch, leaving it as it was", () => {
+  it("a run directory that exists already refuses the launch, leaving it as it was", async () => {
     const { p, req } = prepared("lsw-d");
     mkdirSync(req.runDir, { recursive: true });
     writeFileSync(join(req.runDir, "mine"), "x");
     let thrown: unknown;
     try {
-      start(withCommand(p, "exit 0"));
+      await start(withCommand(p, "exit 0"));
     } catch (e) {
       thrown = e;
     }
@@ -363,35 +368,28 @@ describe("start() without bwrap", () => {
     expect(new LaunchRegistry(join(req.stateDir, "launches")).get(req.instance.run)).toBe(null);
   });
 
-  it("a launch that fails after its run directory is made removes it and records nothing", () => {
+  it("a launch that fails after its run directory is made removes it and records nothing", async () => {
     const { p, req } = prepared("lsw-e");
     const bad = {
       ...p,
       session: {
         ...p.session,
-        sessionFile: {
-          ...p.session.sessionFile,
-          model: { ...p.session.sessionFile.model!, socket: join(w.root, "no-such-dir", "model.sock") },
-        },
+        modelProxy: { ...p.session.modelProxy!, socket: join(w.root, "no-such-dir", "model.sock") },
       },
     };
-    expect(() => start(withCommand(bad, "exit 0"))).toThrow(expect.objectContaining({ code: "ENOENT" }));
+    await expect(start(withCommand(bad, "exit 0")), "the proxy cannot listen there").rejects.toMatchObject({
+      syscall: "listen",
+    });
     expect(existsSync(req.runDir), "the run directory is gone").toBe(false);
     expect(new LaunchRegistry(join(req.stateDir, "launches")).get(req.instance.run)).toBe(null);
   });
 
-  it("a launch that fails before its model proxy starts removes its run directory and throws the failure itself", () => {
+  it("a launch that fails before its model proxy starts removes its run directory and throws the failure itself", async () => {
     const { p, req } = prepared("lsw-i");
     const agentDir = join(w.root, "no-agent-dir");
-    const bad = {
-      ...p,
-      launch: {
-        ...p.launch,
-        adapter: { ...p.launch.adapter, env: { ...p.launch.adapter.env, PI_CODING_AGENT_DIR: agentDir } },
-      },
-    };
+    const bad = { ...p, session: { ...p.session, piModels: join(agentDir, "models.json") } };
     expect(bad.launch.bundle["models.json"], "a Pi plan has models.json").toBeDefined();
-    expect(() => start(withCommand(bad, "exit 0"))).toThrow(
+    await expect(start(withCommand(bad, "exit 0"))).rejects.toThrow(
       expect.objectContaining({ code: "ENOENT", path: join(agentDir, "models.json") }),
     );
     expect(existsSync(req.runDir), "the run directory is gone").toBe(false);

@@ -21,6 +21,7 @@ import { LaunchRegistry } from "../src/host/launch-registry.ts";
 import { isAlive } from "../src/host/session-procs.ts";
 import { type LauncherWorld, makeLauncherWorld } from "./support/launcher-sweep-world.ts";
 import { sweepChild } from "./support/sweep-child.ts";
+import { asUserCaller, withShell } from "./support/launch-edits.ts";
 
 let lw: LauncherWorld;
 beforeAll(async () => {
@@ -32,12 +33,7 @@ afterAll(async () => {
 
 /** A ready Pi plan with a shell in bwrap's place, run as a caller that is not root (no cgroups, no hand-over). */
 function plan(name: string, script: string, patch: (p: PreparedLaunch) => PreparedLaunch = (p) => p): PreparedLaunch {
-  const p = lw.ready(lw.request("pi-coder", name).req);
-  return patch({
-    ...p,
-    facts: { ...p.facts, uid: p.facts.uid === 0 ? 1000 : p.facts.uid },
-    session: { ...p.session, argv: ["/bin/sh", "-c", script] },
-  });
+  return patch(withShell(asUserCaller(lw.ready(lw.request("pi-coder", name).req)), script));
 }
 
 /** The socket inodes of the unix sockets bound at `path` (/proc/net/unix names the bound path). */
@@ -66,9 +62,9 @@ describe("start()", () => {
     const runnerNode = join(lw.w.root, "runner-node-st", "node-x");
     const p = plan("ls-node", "cat > /dev/null", (p) => ({
       ...p,
-      facts: { ...p.facts, runnerNode, node: { ...p.facts.node, path: node } },
+      session: { ...p.session, runnerNode: { ...p.session.runnerNode, path: runnerNode, copyOf: node } },
     }));
-    const s = start(p);
+    const s = await start(p);
     expect(existsSync(runnerNode), "the runner's node is made").toBe(true);
     expect(statSync(runnerNode).mode & 0o777, "execute only").toBe(0o111);
     expect(statSync(runnerNode).size).toBe(statSync(node).size);
@@ -82,7 +78,7 @@ describe("start()", () => {
       "ls-tools",
       `cat > /dev/null; i=0; while [ ! -e "${go}" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done`,
     );
-    const s = start({
+    const s = await start({
       ...p,
       req: { ...p.req, onSpawn: (child) => void (stdinGuards = child.stdin!.listenerCount("error")) },
     });
@@ -96,11 +92,11 @@ describe("start()", () => {
     expect((await s.exited).end).toEqual({ kind: "code", code: 0 });
   });
 
-  it("a failure after the run directory went away still throws that failure", () => {
+  it("a failure after the run directory went away still throws that failure", async () => {
     let runDir = "";
     const p = plan("ls-gone", "exit 0");
     runDir = p.req.runDir;
-    expect(() =>
+    await expect(
       start({
         ...p,
         req: {
@@ -111,7 +107,7 @@ describe("start()", () => {
           },
         },
       }),
-    ).toThrow("the spawn hook failed");
+    ).rejects.toThrow("the spawn hook failed");
     expect(existsSync(runDir)).toBe(false);
   });
 
@@ -122,17 +118,10 @@ describe("start()", () => {
     // A mount stub as bwrap leaves one: an empty file the end removes.
     const stub = join(lw.w.root, "ls-abandon-stub");
     // The sandbox's command waits for a capability that never comes, with a child of its own.
-    const p = {
-      ...p0,
-      facts: { ...p0.facts, uid: p0.facts.uid === 0 ? 1000 : p0.facts.uid },
-      session: {
-        ...p0.session,
-        argv: ["/bin/sh", "-c", `sleep 60 & echo $! > ${pidFile}; cat > /dev/null`],
-        mountStubs: [{ path: stub, kind: "file" as const }],
-      },
-    };
+    const shelled = withShell(asUserCaller(p0), `sleep 60 & echo $! > ${pidFile}; cat > /dev/null`);
+    const p = { ...shelled, session: { ...shelled.session, mountStubs: [{ path: stub, kind: "file" as const }] } };
     let shell = 0;
-    expect(() =>
+    await expect(
       start({
         ...p,
         req: {
@@ -145,7 +134,7 @@ describe("start()", () => {
           },
         },
       }),
-    ).toThrow("the spawn hook failed");
+    ).rejects.toThrow("the spawn hook failed");
     const sleeper = Number(readFileSync(pidFile, "utf8"));
     const gone = async (pid: number) => {
       for (let i = 0; i < 250 && isAlive(pid); i++) await new Promise((ok) => setTimeout(ok, 20));
@@ -167,11 +156,11 @@ describe("start()", () => {
     expect(existsSync(stub), "the sandbox's mount stubs are removed").toBe(false);
   });
 
-  it("a sandbox command that cannot start is refused naming it, not the host's crash", () => {
+  it("a sandbox command that cannot start is refused naming it, not the host's crash", async () => {
     const p = plan("ls-nospawn", "exit 0", (p) => ({ ...p, session: { ...p.session, argv: ["/nonexistent/bwrap"] } }));
     let thrown: unknown;
     try {
-      start(p);
+      await start(p);
     } catch (e) {
       thrown = e;
     }
@@ -180,7 +169,7 @@ describe("start()", () => {
     expect(existsSync(p.req.runDir), "nothing of the run is left").toBe(false);
   });
 
-  it("a bind source the session cannot reach is refused in words naming the session's uid and the bind", () => {
+  it("a bind source the session cannot reach is refused in words naming the session's uid and the bind", async () => {
     const p = plan("ls-reach", "exit 0");
     const locked = join(lw.w.root, "locked");
     mkdirSync(join(locked, "x"), { recursive: true });
@@ -189,7 +178,7 @@ describe("start()", () => {
       const bind = { ...p.session.binds.find((b) => b.source?.startsWith("/usr"))!, source: join(locked, "x") };
       let thrown: unknown;
       try {
-        start({ ...p, session: { ...p.session, binds: [...p.session.binds, bind] } });
+        await start({ ...p, session: { ...p.session, binds: [...p.session.binds, bind] } });
       } catch (e) {
         thrown = e;
       }
@@ -213,7 +202,7 @@ describe("start()", () => {
         "exit 0",
       ].join("\n"),
     );
-    const s = start(p);
+    const s = await start(p);
     const end = await s.exited;
     writeFileSync(release, "");
     expect(end.end).toEqual({ kind: "code", code: 0 });

@@ -124,7 +124,7 @@ describe("sandboxProblem", () => {
         ...facts,
         uid: 0,
         session: { uid: 65534, gid: 65534 },
-        cgroups: { pids: null, memory: "/sys/fs/cgroup/memory/x" },
+        cgroups: { pids: null, memory: { dir: "/sys/fs/cgroup/memory/x", version: 1 } },
       },
       { bwrap, stateDir },
     );
@@ -140,7 +140,7 @@ describe("sandboxProblem", () => {
         ...facts,
         uid: 0,
         session: { uid: 65534, gid: 65534 },
-        cgroups: { pids: "/sys/fs/cgroup/pids/x", memory: null },
+        cgroups: { pids: { dir: "/sys/fs/cgroup/pids/x", version: 1 }, memory: null },
       },
       { bwrap, stateDir },
     );

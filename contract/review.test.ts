@@ -20,6 +20,9 @@ const UNKNOWN = "(unknown)";
 /** The rules each fixture pair must fire, and no other; "(unknown)" for a change no rule reads. */
 const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   "session-env-added": ["session-env-added"],
+  "host-plan-removed": ["host-plan-removed"],
+  "host-plan-changed": ["host-plan-changed"],
+  "host-plan-protection-added": ["host-plan-protection-added"],
   "model-decision-refuse-to-pass": ["decision-now-passes", "decision-refusal-lost"],
   "model-decision-pass-to-refuse": ["decision-now-refused"],
   "proxy-limit-raised": ["proxy-limit-raised"],

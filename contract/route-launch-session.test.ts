@@ -44,6 +44,8 @@ function inputs(
     packages: ["/srv/mosaic/node_modules/zod", "/srv/mosaic/node_modules/@modelcontextprotocol/sdk"],
     adapter: { kind: "harness" },
     hostEnv: HOST_ENV,
+    stateDir: "/srv/mosaic/.scratch/state",
+    launchedAt: { hostPid: 4242, now: 1_700_000_000_000 },
     ...over,
   };
 }

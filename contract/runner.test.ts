@@ -387,6 +387,8 @@ describe("planSession: session.json per example instance", () => {
         packages: [`${FIXTURE_REPO}/node_modules/@modelcontextprotocol/sdk`],
         adapter: { kind: "harness" },
         hostEnv: c.env,
+        stateDir: `${FIXTURE_REPO}/.scratch/state`,
+        launchedAt: { hostPid: 4242, now: 1_700_000_000_000 },
       });
       const sf = p.sessionFile;
       // Invariants beside the golden: a careless goldens:update cannot bless these away.

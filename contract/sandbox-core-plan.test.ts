@@ -140,8 +140,7 @@ describe("the probe's steps", () => {
   });
   it("a root host with both a pids and a memory cgroup has no problem before bwrap", () => {
     const facts = HOST_LAYOUTS["merged-usr"]!.facts;
-    expect(hostProblem({ ...facts, uid: 0, cgroups: { pids: "/sys/fs/cgroup/m", memory: "/sys/fs/cgroup/m" } })).toBe(
-      null,
-    );
+    const base = { dir: "/sys/fs/cgroup/m", version: 2 } as const;
+    expect(hostProblem({ ...facts, uid: 0, cgroups: { pids: base, memory: base } })).toBe(null);
   });
 });

@@ -3,6 +3,7 @@ import { binds } from "../src/core/sandbox/binds.ts";
 import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
 import { renderCommandLines, renderBindLines } from "../src/core/sandbox/render.ts";
 import { sessionCommand } from "../src/core/session/plan-session.ts";
+import { planIdentity } from "../src/core/sandbox/identity.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
 import { isWithin } from "../src/core/paths.ts";
 import { normalise } from "../src/conformance/golden/golden.ts";
@@ -222,7 +223,7 @@ describe("sandbox plan goldens", () => {
         const table = binds(spec, facts, fixtureWorkspaceView(spec));
         const argv = bwrapArgv(spec, facts, table);
         assertInvariants(spec, facts, table, argv);
-        const command = sessionCommand(facts, argv);
+        const command = sessionCommand({ identity: planIdentity(facts, spec), argv });
         assertIdentity(facts, command);
         const ph = fixturePlaceholders(spec, facts);
         await matchGolden(
@@ -479,15 +480,14 @@ describe("a root caller's command", () => {
     const root = HOST_LAYOUTS["root-caller"]!.facts;
     const user = HOST_LAYOUTS["merged-usr"]!.facts;
     const argv = bwrapArgv(spec, root, binds(spec, root, fixtureWorkspaceView(spec)));
-    expect(sessionCommand(root, argv), "the drop, then bwrap's argv unchanged").toEqual([
-      "setpriv",
-      "--reuid=65534",
-      "--regid=65534",
-      "--clear-groups",
-      "--",
-      ...argv,
-    ]);
+    expect(
+      sessionCommand({ identity: planIdentity(root, spec), argv }),
+      "the drop, then bwrap's argv unchanged",
+    ).toEqual(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", ...argv]);
     const userArgv = bwrapArgv(spec, user, binds(spec, user, fixtureWorkspaceView(spec)));
-    expect(sessionCommand(user, userArgv), "a user caller runs bwrap as itself").toEqual(userArgv);
+    expect(
+      sessionCommand({ identity: planIdentity(user, spec), argv: userArgv }),
+      "a user caller runs bwrap as itself",
+    ).toEqual(userArgv);
   });
 });

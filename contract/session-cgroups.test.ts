@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SESSION_LIMITS } from "../src/core/sandbox/limits.ts";
+import { planCgroups } from "../src/core/sandbox/cgroups.ts";
 import { joinCgroups } from "../src/host/sandbox-spawn.ts";
 import { findSessionCgroupBases, makeSessionCgroups } from "../src/host/session-cgroups.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
@@ -19,7 +20,9 @@ describe("makeSessionCgroups", () => {
   it("cgroup v1: a pids and a memory cgroup, each with its bound", () => {
     const pids = join(root, "v1/pids/mosaic-sessions");
     const memory = join(root, "v1/memory/mosaic-sessions");
-    const dirs = makeSessionCgroups({ pids, memory }, "run-1");
+    const dirs = makeSessionCgroups(
+      planCgroups({ pids: { dir: pids, version: 1 }, memory: { dir: memory, version: 1 } }, "run-1"),
+    );
     expect(dirs, "one cgroup per hierarchy").toEqual([join(pids, "run-1"), join(memory, "run-1")]);
     expect(read(join(pids, "run-1/pids.max")), "the session's tasks are bounded").toBe(
       String(SESSION_LIMITS.tasks.value),
@@ -37,7 +40,8 @@ describe("makeSessionCgroups", () => {
     mkdirSync(hier, { recursive: true });
     writeFileSync(join(hier, "cgroup.controllers"), "cpu memory pids\n");
     const base = join(hier, "mosaic-sessions");
-    const dirs = makeSessionCgroups({ pids: base, memory: base }, "run-3");
+    const v2 = { dir: base, version: 2 } as const;
+    const dirs = makeSessionCgroups(planCgroups({ pids: v2, memory: v2 }, "run-3"));
     expect(dirs, "one cgroup holds both controllers").toEqual([join(base, "run-3")]);
     expect(read(join(base, "run-3/pids.max")), "tasks bounded").toBe(String(SESSION_LIMITS.tasks.value));
     expect(read(join(base, "run-3/memory.max")), "memory bounded").toBe(String(SESSION_LIMITS.memoryBytes.value));
@@ -51,8 +55,8 @@ describe("makeSessionCgroups", () => {
       { dir: join(v1, "memory"), type: "cgroup", options: ["rw", "memory"] },
     ];
     expect(findSessionCgroupBases(mounts)).toEqual({
-      pids: join(v1, "pids/mosaic-sessions"),
-      memory: join(v1, "memory/mosaic-sessions"),
+      pids: { dir: join(v1, "pids/mosaic-sessions"), version: 1 },
+      memory: { dir: join(v1, "memory/mosaic-sessions"), version: 1 },
     });
     expect(findSessionCgroupBases([])).toEqual({ pids: null, memory: null });
   });

@@ -2,7 +2,7 @@
 // (docs/hardening.md). The attack table's fork bomb runs under cgroups the attack runner makes; this
 // one goes through the real launcher, with prlimit's --nproc dropped on purpose so that only the
 // launcher's cgroup stands between the bomb and the host's pid table.
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { withoutPrefixed } from "../src/conformance/controls/argv.ts";
@@ -33,8 +33,8 @@ afterAll(async () => w?.close());
 
 /** The host path of a process's pids cgroup, in the hierarchy the launcher makes session cgroups in. */
 function pidsCgroupOf(pid: number): string {
-  const mount = dirname(facts.cgroups.pids!);
-  const v2 = existsSync(join(mount, "cgroup.controllers"));
+  const mount = dirname(facts.cgroups.pids!.dir);
+  const v2 = facts.cgroups.pids!.version === 2;
   for (const line of readFileSync(`/proc/${pid}/cgroup`, "utf8").trim().split("\n")) {
     const [, ctrls, path] = line.split(":");
     if (ctrls === undefined || path === undefined) continue;
@@ -53,7 +53,7 @@ describe("a root caller's session, bounded by the launcher's own pids cgroup", (
     // Broken on purpose: RLIMIT_NPROC gone, so the only bound left on the session's tasks is the cgroup.
     const argv = withoutPrefixed("--nproc=")(p.prepared.session.argv);
     expect(argv.length, "--nproc was there to drop").toBe(p.prepared.session.argv.length - 1);
-    const s = start({ ...p.prepared, session: { ...p.prepared.session, argv } });
+    const s = await start({ ...p.prepared, session: { ...p.prepared.session, argv } });
     try {
       await waitClaimed(w, s, "cgroup-bomb");
       // The bomb runs in a shell of its own: dash exits when a fork fails. Each spawn is counted with

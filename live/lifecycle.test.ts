@@ -58,7 +58,7 @@ describe("stop() against a runner that ignores the first SIGTERM (seed 000: agai
   const startStubborn = async (name: string): Promise<{ s: Session; run: string }> => {
     const p = prepared(name);
     const run = p.session.spec.runDir;
-    const s = start({
+    const s = await start({
       ...p,
       session: { ...p.session, argv: withRunnerCommand(p.session.argv, ignoresFirstTerm(run)) },
     });
@@ -154,7 +154,7 @@ describe("a session's placeholders at its end", () => {
     const file = stubs.find((s) => s.kind === "file");
     const dir = stubs.find((s) => s.kind === "dir");
     expect([file?.path, dir?.path].every(Boolean), "the plan has a file and a directory placeholder").toBe(true);
-    const s = start(p);
+    const s = await start(p);
     try {
       await waitFor("bwrap made the placeholders", () => existsSync(file!.path) && existsSync(dir!.path));
       writeFileSync(file!.path, "[core]\n\tbare = false\n");

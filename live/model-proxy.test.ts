@@ -17,6 +17,7 @@ import {
   type ModelRequestsBaseline,
 } from "../src/conformance/baselines/model-requests.ts";
 import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
+import { launchWithModelProxy } from "../src/conformance/controls/launch.ts";
 import { ask, launchAndClaim, makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 import { startScriptedApi, type ScriptedApi } from "../src/conformance/stand-ins/scripted-api.ts";
 import { EGRESS_LOG_BUDGET, egressLogBound } from "../src/core/network/egress-log.ts";
@@ -238,14 +239,17 @@ describe("the model proxy, attacked from inside a confined session", () => {
     });
     const name = "proxy-unchecked";
     const inst = w.instance("pi-coder", name, { instance: name });
-    // The shipped launch with its proxy's grants and bounds changed on purpose, through the launch request.
+    // The shipped launch with its proxy's grants and bounds changed on purpose, in the prepared plan.
     const s = await launchAndClaim(
       w,
       w.request(inst, {
         modelUpstream: api.url,
         hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: "stand-in-real-key-proxy" },
         timings: TIMINGS,
-        modelProxy: {
+      }),
+      (p) =>
+        launchWithModelProxy(p, (m) => ({
+          ...m,
           grants: MODEL_GRANTS.map((g) => g.grant),
           limits: {
             bodyBytes: 64 * 1024 * 1024,
@@ -255,8 +259,7 @@ describe("the model proxy, attacked from inside a confined session", () => {
             requestTimeoutMs: 600_000,
             keepAliveTimeoutMs: 300_000,
           },
-        },
-      }),
+        })),
     );
     try {
       const { r, peakFds } = await runAttack(name, inst.workspace, false);

@@ -57,7 +57,7 @@ function prepared(name: string, edit: (b: RunnerBounds) => void = () => {}, timi
 }
 
 async function startAndClaim(p: PreparedLaunch): Promise<Session> {
-  const s = start(p);
+  const s = await start(p);
   await waitClaimed(w, s, p.session.sessionFile.run);
   return s;
 }

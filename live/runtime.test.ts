@@ -146,7 +146,7 @@ const diff = (a: Record<string, string>, b: Record<string, string>) =>
   Object.fromEntries(Object.entries(b).filter(([k, v]) => a[k] !== v));
 
 async function seedTable(p: PreparedLaunch): Promise<Record<string, string>> {
-  const s = start(p);
+  const s = await start(p);
   try {
     await waitClaimed(w, s, p.session.sessionFile.run);
     return answers(await ask(w, p.session.sessionFile.instance, seedChecks(p)));
@@ -169,7 +169,7 @@ describe("the confined shell through the real runner (seed 002's 20 checks)", ()
     // runner-environ-readable: pid 1 is not dumpable, so even its own children cannot read its environ.
     const p = prepared("seed-devproc");
     const marker = `mosaic-devshm-${randomUUID()}`;
-    const s = start(p);
+    const s = await start(p);
     try {
       await waitClaimed(w, s, p.session.sessionFile.run);
       const got = answers(
@@ -233,7 +233,7 @@ describe("the runner's exits, each with the broker's record", () => {
   it("2: a bad session.json exits 2 (failed), with no claim", async () => {
     const p = prepared("exit-2");
     const bad = { ...p, session: { ...p.session, sessionFile: { ...p.session.sessionFile, pollMs: 0 } } };
-    const end = await endOf(start(bad));
+    const end = await endOf(await start(bad));
     expect([end.end, end.reason]).toEqual([{ kind: "code", code: 2 }, "failed"]);
     expect(end.stderr).toMatch(/session\.json: pollMs: a positive integer/);
     expect(claims("exit-2"), "never claimed").toEqual([]);
@@ -242,7 +242,10 @@ describe("the runner's exits, each with the broker's record", () => {
   it("20: a founder credential in the runner's environment exits 20 before the claim", async () => {
     const p = prepared("exit-20");
     const end = await endOf(
-      start({ ...p, session: { ...p.session, env: { ...p.session.env, GITEA_TOKEN: "stand-in-founder-token" } } }),
+      await start({
+        ...p,
+        session: { ...p.session, env: { ...p.session.env, GITEA_TOKEN: "stand-in-founder-token" } },
+      }),
     );
     expect([end.end, end.reason]).toEqual([{ kind: "code", code: 20 }, "founder-credentials"]);
     expect(claims("exit-20"), "never claimed").toEqual([]);
@@ -253,7 +256,7 @@ describe("the runner's exits, each with the broker's record", () => {
     w.broker.setPolicy("refused-one", { claim: "refuse" });
     const r = prepareLaunch(w.request(inst));
     if (r.kind !== "ready") throw new Error(r.message);
-    const end = await endOf(start(r.prepared));
+    const end = await endOf(await start(r.prepared));
     expect([end.end, end.reason]).toEqual([{ kind: "code", code: 21 }, "claim-refused"]);
     expect(claims("exit-21").map((c) => [c.outcome, c.code])).toEqual([["error", "refused"]]);
   }, 30_000);
@@ -288,7 +291,7 @@ describe("the runner's exits, each with the broker's record", () => {
         }),
       );
       if (r.kind !== "ready") throw new Error(r.message);
-      const end = await endOf(start(r.prepared));
+      const end = await endOf(await start(r.prepared));
       expect([end.end, end.reason]).toEqual([{ kind: "code", code: 23 }, "broker-unreachable"]);
       expect(
         claims("exit-23").map((c) => c.outcome),
@@ -485,7 +488,7 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
     const canary = makeCanary("stand-in-real-key");
     const p = prepared("model-port-open", "pi-coder", { hostEnv: { ...w.hostEnv, ANTHROPIC_API_KEY: canary } });
     const sf = p.session.sessionFile;
-    const s = start({
+    const s = await start({
       ...p,
       session: {
         ...p.session,
@@ -594,7 +597,7 @@ describe("the launcher's refusals leave no run directory", () => {
       spawned++;
       c.kill("SIGKILL");
     };
-    expect(() => start({ ...p, req: { ...p.req, onSpawn } })).toThrow(
+    await expect(start({ ...p, req: { ...p.req, onSpawn } })).rejects.toThrow(
       expect.objectContaining({ code: "run-dir-exists", field: runDir }),
     );
     expect(spawned, "no bwrap was started").toBe(0);
@@ -611,7 +614,7 @@ describe("the launcher's refusals leave no run directory", () => {
     let runner = 0;
     let runnerWasUp = false;
     const bus = { ...p.req.bus, endRun: (run: string) => (ended.push(run), p.req.bus.endRun(run)) };
-    expect(() =>
+    await expect(
       start({
         ...p,
         req: {
@@ -630,7 +633,7 @@ describe("the launcher's refusals leave no run directory", () => {
           },
         },
       }),
-    ).toThrow("the launch record could not be written");
+    ).rejects.toThrow("the launch record could not be written");
     expect(runnerWasUp, "the sandbox's runner was up, waiting for its capability line").toBe(true);
     const registry = new LaunchRegistry(join(p.req.stateDir, "launches"));
     for (
@@ -736,7 +739,7 @@ describe("the host dying hard", () => {
       });
       // Broken on purpose: the runner started without setpriv, as if bwrap died before its prctl.
       const argv = arm === "shipped" ? p.session.argv : withoutParentDeathSignal(p.session.argv);
-      const s = start({ ...p, session: { ...p.session, argv } });
+      const s = await start({ ...p, session: { ...p.session, argv } });
       await waitClaimed(w, s, p.session.sessionFile.run);
       const runner = await runnerOf(s.pid);
       // The runner polls at once after its claim; killing before that first poll is answered would race it.

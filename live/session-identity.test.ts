@@ -63,9 +63,9 @@ function otherUidConnects(path: string): string {
   return r.stdout.trim();
 }
 
-const mosaicCode = (f: () => unknown): string => {
+const mosaicCode = async (f: () => unknown): Promise<string> => {
   try {
-    f();
+    await f();
   } catch (e) {
     return isMosaicError(e) ? `${e.code}: ${e.message}` : `not a MosaicError: ${String(e)}`;
   }
@@ -102,15 +102,14 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
     }
   }, 30_000);
 
-  it("a workspace file hard-linked to a root file elsewhere refuses handover-hardlink: the other file stays root's, no run is left; handing it over anyway would give the session that file", () => {
+  it("a workspace file hard-linked to a root file elsewhere refuses handover-hardlink: the other file stays root's, no run is left; handing it over anyway would give the session that file", async () => {
     const p = prepared("hardlinked");
     const outside = join(w.root, "root-only.conf");
     writeFileSync(outside, "root's own\n", { mode: 0o600 });
     linkSync(outside, join(p.req.instance.workspace, "innocent.txt"));
-    expect(
-      mosaicCode(() => start(p)),
-      "the launch refuses, naming the file",
-    ).toMatch(/^handover-hardlink: .*\/innocent\.txt: has 2 hard links and belongs to 0:0/);
+    expect(await mosaicCode(() => start(p)), "the launch refuses, naming the file").toMatch(
+      /^handover-hardlink: .*\/innocent\.txt: has 2 hard links and belongs to 0:0/,
+    );
     expect(statSync(outside).uid, "the file elsewhere is still root's").toBe(0);
     expect(existsSync(p.req.runDir), "no run directory is left").toBe(false);
     // Control: the same chown without the check hands over the other name too.
@@ -120,7 +119,7 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
     );
   });
 
-  it("a bind the session cannot reach refuses bind-unreachable naming the directory, and leaves the workspace as it was; without the check bwrap fails on it unexplained", () => {
+  it("a bind the session cannot reach refuses bind-unreachable naming the directory, and leaves the workspace as it was; without the check bwrap fails on it unexplained", async () => {
     const locked = join(w.data, "workspaces/acme/locked");
     mkdirSync(join(locked, "ws"), { recursive: true });
     chmodSync(locked, 0o700);
@@ -128,10 +127,7 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
       w.request(w.instance("pi-coder", "locked-out", { instance: "locked-out", workspace: join(locked, "ws") })),
     );
     if (p.kind !== "ready") throw new Error(p.message);
-    expect(
-      mosaicCode(() => start(p.prepared)),
-      "the launch refuses before anything is on disk",
-    ).toBe(
+    expect(await mosaicCode(() => start(p.prepared)), "the launch refuses before anything is on disk").toBe(
       `bind-unreachable: ${locked}: the session (uid ${facts.session.uid}) cannot use this workspace bind: uid ${facts.session.uid} cannot enter ${locked} (mode 0700, owner 0:0)`,
     );
     expect(statSync(join(locked, "ws")).uid, "the workspace was not handed over").toBe(0);
@@ -165,7 +161,7 @@ describe("the run's sockets cannot be opened to another uid", () => {
   for (const arm of ["shipped", "sock/ writable"] as const) {
     it(`${arm}: the session chmods its run directory and sockets; another local uid ${arm === "shipped" ? "is refused" : "connects (control)"}`, async () => {
       const p = prepared(`sockets-${arm === "shipped" ? "ro" : "rw"}`);
-      const s = start(arm === "shipped" ? p : launchWithBinds(p, (t) => t.filter((b) => b.row !== "sockets")));
+      const s = await start(arm === "shipped" ? p : launchWithBinds(p, (t) => t.filter((b) => b.row !== "sockets")));
       try {
         const run = s.runDir;
         const { tools, model } = runSockets(run);

@@ -9,7 +9,7 @@ const p = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as PreparedLaunch;
 process.umask(Number(process.argv[3]));
 const mode = (d: string) => (statSync(join(p.req.runDir, d)).mode & 0o777).toString(8);
 try {
-  const s = start({ ...p, req: { ...p.req, bus: { issueCapability: () => "cap", endRun: () => {} } } });
+  const s = await start({ ...p, req: { ...p.req, bus: { issueCapability: () => "cap", endRun: () => {} } } });
   await s.exited;
   process.stdout.write(JSON.stringify({ run: mode(""), home: mode("home") }));
 } catch (e) {

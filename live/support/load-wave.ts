@@ -112,7 +112,7 @@ export async function runWave(
       i === expose.reader ? launchWithBinds(p, (t) => withBindsBeforeLast(t, [exposedBind(owner)])) : p,
     );
   }
-  const sessions: Session[] = prepared.map((p) => start(p));
+  const sessions: Session[] = await Promise.all(prepared.map((p) => start(p)));
   await Promise.all(sessions.map((s, i) => waitClaimed(w, s, runs[i]!, 30_000)));
   const whyNot = new Map<string, string>();
   const replies = await Promise.all(

@@ -61,7 +61,7 @@ const p = prepareLaunch(
 if (p.kind !== "ready") throw new Error(`refused: ${p.code}: ${p.message}`);
 const bounds = structuredClone(p.prepared.session.sessionFile.bounds);
 EDITS[which](bounds);
-const s = start({
+const s = await start({
   ...p.prepared,
   session: { ...p.prepared.session, sessionFile: { ...p.prepared.session.sessionFile, bounds } },
 });

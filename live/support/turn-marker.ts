@@ -39,7 +39,7 @@ export async function markerTurns(
     why: "Pi's extension writes it at agent_end (a stand-in turn writes it here)",
   };
   const sessionFile = { ...p.prepared.session.sessionFile, turnEnd, bounds: planRunnerBounds(turnEnd) };
-  const s = start({ ...p.prepared, session: { ...p.prepared.session, sessionFile } });
+  const s = await start({ ...p.prepared, session: { ...p.prepared.session, sessionFile } });
   try {
     await waitClaimed(w, s, name);
     const one = await ask(w, name, `touch "${marker}"; ${agentEnd("turn one")}`, "pm-marker");

@@ -94,7 +94,7 @@ async function oneTurn(w: RuntimeWorld, example: string, name: string, confined:
     if (p.kind !== "ready") throw new Error(`${name}: the launcher refused: ${p.code}: ${p.message}`);
     const prepared = confined ? p.prepared : unconfined(p.prepared, await freePort(), join(w.root, "tmp", name));
     const t0 = performance.now();
-    const s = start(prepared);
+    const s = await start(prepared);
     let end: LaunchEnd | null = null;
     try {
       await waitClaimed(w, s, name, 30_000);

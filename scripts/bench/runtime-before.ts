@@ -35,7 +35,7 @@ async function once(a: Arm, name: string): Promise<void> {
   const p = a.launcher.prepareLaunch(a.w.request(a.w.instance("pi-coder", name, { instance: name })));
   if (p.kind !== "ready") throw new Error(`${a.name}: refused: ${p.code}: ${p.message}`);
   const t0 = performance.now();
-  const s = a.launcher.start(p.prepared);
+  const s = await a.launcher.start(p.prepared);
   await a.world.waitClaimed(a.w, s, name);
   const t1 = performance.now();
   const reply = await a.world.ask(a.w, name, "echo turn-done");

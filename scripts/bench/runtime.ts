@@ -23,7 +23,7 @@ export async function run(): Promise<void> {
         if (p.kind !== "ready") throw new Error(`refused: ${p.code}: ${p.message}`);
         const prepared: PreparedLaunch = confined ? p.prepared : unconfined(p.prepared);
         const t0 = performance.now();
-        const s = start(prepared);
+        const s = await start(prepared);
         await waitClaimed(w, s, name);
         const t1 = performance.now();
         const reply = await ask(w, name, "echo turn-done");

@@ -23,7 +23,7 @@ export async function run(): Promise<void> {
       const t0 = performance.now();
       const one = async (i: number) => {
         const t = performance.now();
-        const s = start(prepared[i]!);
+        const s = await start(prepared[i]!);
         sessions.push(s);
         await waitClaimed(w, s, names[i]!, 60_000);
         claims.push(performance.now() - t);

@@ -28,6 +28,8 @@ export const MOSAIC_ERROR_CODES = {
   "bundle-exists": "a bundle file already exists: a bundle is written once",
   "run-dir-exists": "the run directory cannot be made fresh",
   "sandbox-spawn": "the sandbox's command could not be started (setpriv or bwrap missing, say)",
+  "seccomp-arch": "no seccomp filter is written for the host's architecture",
+  "workspace-busy": "another launch holds the workspace: one session per workspace at a time",
   "gate-cache": "warming the gate's compile cache failed",
   "bad-binding": "the stand-in broker got a binding that is not a non-empty string",
   "run-ended": "the stand-in broker got a call for a run that has ended",

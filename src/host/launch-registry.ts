@@ -18,6 +18,8 @@ export interface LaunchRecord {
   /** The session's workspace, and where the end-of-session check moves what it finds there. */
   workspace?: string;
   quarantine?: string;
+  /** The workspace's lock this launch holds (workspace-lock.ts); recover() releases it. */
+  lock?: string;
   /** The end-of-session check's report, once the session has ended. */
   check?: WorkspaceCheck | null;
   end: { reason: string; at: string; detail: string } | null;

@@ -7,6 +7,7 @@ import { checkWorkspace } from "./workspace-check.ts";
 import type { WorkspaceCheck } from "../core/workspace/remedy.ts";
 import { runSockets } from "../core/runner/run-paths.ts";
 import { rmSync } from "node:fs";
+import { releaseWorkspaceLock } from "./workspace-lock.ts";
 
 /**
  * What the next host does about sessions a host that died hard left behind (seed 002): finds each
@@ -56,6 +57,8 @@ export async function recover(
       bwraps.length > 0 ? `found by its command line and killed (bwrap ${killed.join(", ")})` : "no process left",
       workspace,
     );
+    // Only now may another launch use the workspace: nothing of the session runs, and it is checked.
+    if (r.lock !== undefined) releaseWorkspaceLock(r.lock, r.run); // safety: recover-keeps-lock
     out.push({ run: r.run, killed, survivors, workspace });
   }
   return out;

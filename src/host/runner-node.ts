@@ -1,8 +1,6 @@
 import { chmodSync, copyFileSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-
-/** Mode of the runner's node: execute only, for everyone, the owner included. */
-export const RUNNER_NODE_MODE = 0o111; // safety: runner-node-mode
+import { RUNNER_NODE_MODE } from "../core/sandbox/runner-node.ts";
 
 /**
  * Where the execute-only copy of `node` lives: keyed by node's version and size, so an upgrade gets
@@ -13,22 +11,20 @@ export function runnerNodePath(stateDir: string, node: string, version: string):
 }
 
 /**
- * Makes the execute-only copy once (copy, chmod 0111, rename into place). The kernel marks a
- * process that execs a binary it may not read as not dumpable (fs/exec.c, would_dump), and a task
- * that is not dumpable cannot be traced, nor its memory or environment read through /proc, by
- * anything without CAP_SYS_PTRACE over the host: the runner holds the capability in memory.
+ * Makes the runner's copy of node once (copy, chmod to `mode`, rename into place): execute-only
+ * unless a positive control asks for a readable one (RUNNER_NODE_MODE says why).
  */
-export function prepareRunnerNode(path: string, node: string): string {
+export function prepareRunnerNode(path: string, node: string, mode: number = RUNNER_NODE_MODE): string {
   try {
     const st = statSync(path);
-    if (st.isFile() && (st.mode & 0o777) === RUNNER_NODE_MODE) return path;
+    if (st.isFile() && (st.mode & 0o777) === mode) return path;
   } catch {
     // not there yet
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
   const tmp = `${path}.${process.pid}.tmp`;
   copyFileSync(node, tmp);
-  chmodSync(tmp, RUNNER_NODE_MODE);
+  chmodSync(tmp, mode);
   renameSync(tmp, path);
   return path;
 }

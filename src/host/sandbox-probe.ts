@@ -8,6 +8,7 @@ import { seccompArchOf, seccompProgram } from "../core/sandbox/seccomp.ts";
 import type { HostFacts } from "../core/sandbox/types.ts";
 import { dropToSession } from "../core/sandbox/identity.ts";
 import { makeSessionCgroups, removeSessionCgroup } from "./session-cgroups.ts";
+import { planCgroups } from "../core/sandbox/cgroups.ts";
 import { prepareRunnerNode } from "./runner-node.ts";
 import { findOnPath } from "./host-facts.ts";
 import { joinCgroups } from "./sandbox-spawn.ts";
@@ -23,10 +24,13 @@ export const PROBE_TIMEOUT_MS = 10_000;
 export function prepareSeccompFile(stateDir: string, arch: string, bytes?: Uint8Array): string {
   const a = seccompArchOf(arch);
   if (a === undefined) throw new Error(`no seccomp filter for ${arch}`);
-  bytes ??= seccompProgram(a).bytes;
-  const dir = join(stateDir, "seccomp");
+  return writeSeccompProgram(join(stateDir, "seccomp"), a, bytes ?? seccompProgram(a).bytes);
+}
+
+/** A seccomp program's bytes in `dir`, named by their digest; the file's path. */
+export function writeSeccompProgram(dir: string, arch: string, bytes: Uint8Array): string {
   mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const file = join(dir, `${a}-${sha256Bytes(bytes).slice(0, 16)}.bpf`);
+  const file = join(dir, `${arch}-${sha256Bytes(bytes).slice(0, 16)}.bpf`);
   // Named by its content and written once: another launch may be opening it right now, and a
   // partly written program could be a shorter filter the kernel still accepts.
   if (!holdsBytes(file, bytes)) writeFileAtomic(file, bytes, 0o644); // safety: seccomp-atomic
@@ -84,7 +88,7 @@ export function sandboxProblem(
     const seccomp = prepareSeccompFile(dir, facts.arch);
     if (facts.uid === 0) {
       try {
-        cgroups = makeSessionCgroups(facts.cgroups, `probe-${process.pid}-${Date.now()}`);
+        cgroups = makeSessionCgroups(planCgroups(facts.cgroups, `probe-${process.pid}-${Date.now()}`));
       } catch (e) {
         return `the session cgroups cannot be made (pids under ${facts.cgroups.pids}, memory under ${facts.cgroups.memory}): ${(e as Error).message}`;
       }

@@ -16,6 +16,8 @@ export interface SandboxSpawn {
   /** A listening socket the runner serves (tools.sock), passed as descriptor TOOL_SOCKET_FD. */
   toolSocketFd?: number;
   cwd?: string;
+  /** A session of its own (setsid): no controlling terminal of the host's. Default: yes. */
+  ownSession?: boolean;
 }
 
 /**
@@ -47,7 +49,7 @@ export function spawnSandbox(s: SandboxSpawn): ChildProcess {
     const stdio: Array<IOType | number> = [...s.stdio];
     stdio[SECCOMP_FD] = fd;
     if (s.toolSocketFd !== undefined) stdio[TOOL_SOCKET_FD] = s.toolSocketFd;
-    return spawn(cmd!, args, { env: s.env, stdio, cwd: s.cwd, detached: true });
+    return spawn(cmd!, args, { env: s.env, stdio, cwd: s.cwd, detached: s.ownSession ?? true });
   } finally {
     // The child holds its own copy of the descriptor from here on.
     closeSync(fd);

@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CGROUP_SETTINGS, type CgroupController, type CgroupVersion } from "../core/sandbox/cgroups.ts";
-import type { SessionCgroupBases } from "../core/sandbox/types.ts";
+import type { CgroupController, CgroupPlan } from "../core/sandbox/cgroups.ts";
+import type { CgroupBase, SessionCgroupBases } from "../core/sandbox/types.ts";
 
 type Mount = { dir: string; type: string; options: string[] };
 
@@ -14,18 +14,18 @@ export function findSessionCgroupBases(mounts = readMounts()): SessionCgroupBase
   return { pids: findBase("pids", mounts), memory: findBase("memory", mounts) };
 }
 
-function findBase(controller: CgroupController, mounts: Mount[]): string | null {
+function findBase(controller: CgroupController, mounts: Mount[]): CgroupBase | null {
   for (const m of mounts) {
-    const base =
+    const version =
       m.type === "cgroup" && m.options.includes(controller)
-        ? m.dir
+        ? 1
         : m.type === "cgroup2" && controllers(m.dir).includes(controller)
-          ? m.dir
+          ? 2
           : null;
-    if (base === null) continue;
+    if (version === null) continue;
     try {
-      accessSync(base, constants.W_OK);
-      return join(base, "mosaic-sessions");
+      accessSync(m.dir, constants.W_OK);
+      return { dir: join(m.dir, "mosaic-sessions"), version };
     } catch {
       // not ours to write
     }
@@ -56,34 +56,22 @@ function controllers(dir: string): string[] {
 }
 
 /**
- * Makes `<base>/<name>` for each controller (one directory when both share a v2 hierarchy) and
- * writes CGROUP_SETTINGS into it. Returns the directories; on any failure removes what it made and
- * throws, naming the file.
+ * Carries out a cgroup plan (planCgroups): makes each directory and writes its settings. Returns
+ * the directories; on any failure removes what it made and throws, naming the file.
  */
-export function makeSessionCgroups(bases: SessionCgroupBases, name: string): string[] {
-  const byDir = new Map<string, CgroupController[]>();
-  for (const c of ["pids", "memory"] as const) {
-    const base = bases[c];
-    if (base === null) continue;
-    byDir.set(base, [...(byDir.get(base) ?? []), c]);
-  }
+export function makeSessionCgroups(plan: CgroupPlan): string[] {
   const made: string[] = [];
   try {
-    for (const [base, ctrls] of byDir) {
-      mkdirSync(base, { recursive: true });
-      const v2 = existsSync(join(base, "..", "cgroup.controllers"));
+    for (const d of plan.dirs) {
+      mkdirSync(d.base, { recursive: true });
       // cgroup v2 only: let the sessions' cgroups use the controllers.
-      if (v2) for (const c of ctrls) tryWrite(join(base, "cgroup.subtree_control"), `+${c}`);
-      const dir = join(base, name);
-      mkdirSync(dir);
-      made.push(dir);
-      const version: CgroupVersion = v2 ? 2 : 1;
-      for (const c of ctrls) {
-        for (const s of CGROUP_SETTINGS[c][version]) {
-          const file = join(dir, s.file);
-          if (s.optional === true && !existsSync(file)) continue;
-          writeFileSync(file, String(s.value));
-        }
+      if (d.version === 2) for (const c of d.controllers) tryWrite(join(d.base, "cgroup.subtree_control"), `+${c}`);
+      mkdirSync(d.dir);
+      made.push(d.dir);
+      for (const s of d.settings) {
+        const file = join(d.dir, s.file);
+        if (s.optional === true && !existsSync(file)) continue;
+        writeFileSync(file, String(s.value));
       }
     }
     return made;

@@ -236,6 +236,12 @@ export const GOLDEN_KINDS: readonly GoldenKind[] = [
     parse: table("session-env"),
   },
   {
+    id: "host-plan",
+    what: "the host's side of a launch: identity, runner node, seccomp rules, cgroups, bounds, run files, proxy, end check, lock",
+    matches: (p) => under("goldens/session/host-plan/", ".txt")(p),
+    parse: table("host-plan"),
+  },
+  {
     id: "session-file",
     what: "session.json: what the launcher tells the runner (adapter argv and env, sockets, timings)",
     matches: (p) => under("goldens/session/session-file/", ".jsonc")(p),

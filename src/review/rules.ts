@@ -1298,6 +1298,29 @@ export const RULES: readonly Rule[] = [
     types: ["session-env"],
     op: "removed",
   },
+  // The host's side of a launch (src/core/session/host-plan.ts): every row is something start() does.
+  {
+    id: "host-plan-removed",
+    verdict: "weakens",
+    why: "a decision the launcher carries out on the host for every session is gone: a drop, a handover, a seccomp rule, a cgroup setting, a bound's enforcer, the end check or the lock",
+    types: ["host-plan"],
+    op: "removed",
+  },
+  {
+    id: "host-plan-changed",
+    verdict: "weakens",
+    why: "a decision the launcher carries out on the host changed: who the session runs as, a mode, a bound's value or enforcer, where the host keeps its own state",
+    types: ["host-plan"],
+    op: "changed",
+  },
+  {
+    id: "host-plan-protection-added",
+    verdict: "strengthens",
+    why: "another seccomp rule or cgroup setting for every session",
+    types: ["host-plan"],
+    op: "added",
+    key: /^(seccomp (deny|ioctl) |cgroup )/,
+  },
   {
     id: "session-launch-socket-named",
     verdict: "weakens",

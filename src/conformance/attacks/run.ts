@@ -1,83 +1,91 @@
+// One arm of the attack table: the row's script sent to a session the shipped launcher started on
+// the world's attack host (prepareLaunch(), the named layers removed on purpose, start()), judged by
+// what it changed on the host, then the host put back as it was for the next arm.
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { binds, mountStubs } from "../../core/sandbox/binds.ts";
-import { bwrapArgv } from "../../core/sandbox/bwrap-argv.ts";
-import { dropToSession } from "../../core/sandbox/identity.ts";
-import { SECCOMP_RULES, seccompArchOf, seccompProgram } from "../../core/sandbox/seccomp.ts";
-import { realFsView } from "../../host/fs-view.ts";
-import { removeMountStubs } from "../../host/mount-stubs.ts";
-import { checkWorkspace } from "../../host/workspace-check.ts";
+import { dirname, join } from "node:path";
 import type { WorkspaceCheck } from "../../core/workspace/remedy.ts";
-import { runConfined } from "../worlds/sandbox-run.ts";
-import { layer, type Planned } from "./layers.ts";
+import type { ArmRequest, ArmResult } from "./host-protocol.ts";
 import { workspaceSnapshot, type AttackRow, type Outcome } from "./table.ts";
 import { chownTree, type AttackWorld } from "./world.ts";
 
-/**
- * Runs one row's script in a sandbox the shipped planner made for the world, with the named layers
- * removed on purpose, then puts the host back as it was. The sandbox is spawned as the launcher
- * spawns it (runConfined → spawnSandbox), as the world's identity.
- */
-export type AttackResult = Outcome & { through: boolean; stubsLeft: string[]; check: WorkspaceCheck | null };
+export type AttackResult = Outcome & {
+  through: boolean;
+  /** The runner ran the attack to its end and sent its result back (asRunner rows: the script printed its end). */
+  ran: boolean;
+  stubsLeft: string[];
+  check: WorkspaceCheck | null;
+  /** The launcher refused to plan the launch, and nothing ran. */
+  refused: { code: string; message: string } | null;
+};
 
-/** Where the host's end-of-session check puts what it quarantines, in the world's state directory. */
-export const quarantineOf = (w: AttackWorld) => join(w.root, "state/quarantine", basename(w.run));
+/** What every script ends with: the line that shows it ran to its end, whatever it did before. */
+export const ATTACK_END = "ATTACK-END";
 
-export async function runAttack(w: AttackWorld, row: AttackRow, removed: readonly string[]): Promise<AttackResult> {
-  const before = workspaceSnapshot(w);
-  const saved = row.setup?.(w);
-  const fs = realFsView();
-  const spec = removed.includes("no-launch-socket") ? { ...w.spec, mayLaunch: true } : w.spec;
-  let p: Planned = {
-    spec,
-    binds: binds(spec, w.facts, fs),
-    argv: [],
-    seccomp: SECCOMP_RULES,
-    cgroups: { pids: true, memory: true },
-    dropSession: true,
-    runnerNode: w.facts.runnerNode,
-    endCheck: true,
-  };
-  for (const id of removed) p = layer(id).remove(p, { readableNode: w.readableNode, founderHome: w.stand.founderHome });
-  const planned = mountStubs(spec, fs);
-  let argv = bwrapArgv(p.spec, { ...w.facts, runnerNode: p.runnerNode }, p.binds);
-  for (const f of p.argv) argv = f(argv);
-  // Without the drop a root caller's session is kuid 0, and the launcher would not have handed it
-  // its workspace and run: they stay the caller's.
-  const owner = p.dropSession || w.uid !== 0 ? w.session : { uid: 0, gid: 0 };
-  chownTree(w.data, owner);
-  const script = join(w.run, "attack.sh");
-  writeFileSync(script, row.script(w) + "\n");
-  chownSync(script, owner.uid, owner.gid);
+/** Where the host's end-of-session check puts what it quarantines for this arm. */
+export const quarantineOf = (w: AttackWorld, run: string) => join(w.root, "state/quarantine", run);
+
+let arms = 0;
+
+export async function runAttack(
+  w: AttackWorld,
+  row: AttackRow,
+  removed: readonly string[],
+  plan?: ArmRequest["plan"],
+): Promise<AttackResult> {
+  const name = `a${process.pid % 1000}-${++arms}`;
+  const arm: AttackWorld = { ...w, run: join(w.data, "runs", name), capability: "" };
+  const before = workspaceSnapshot(arm);
+  const saved = row.setup?.(arm);
+  // Without the drop a root caller's session is kuid 0, and the launcher hands it nothing: the trees
+  // and the broker's sockets stay the caller's.
+  const kuid0 = w.uid === 0 && removed.includes("session-uid");
+  if (kuid0) chownTree(w.data, { uid: 0, gid: 0 });
+  for (const s of w.sockets()) chownSync(s, kuid0 ? 0 : w.session.uid, kuid0 ? 0 : w.session.gid);
   for (const k of Object.keys(w.connections) as Array<keyof typeof w.connections>) w.connections[k] = 0;
-  const arch = seccompArchOf(w.facts.arch)!;
-  const command = [...w.asIdentity, ...(p.dropSession ? dropToSession(w.facts) : []), ...argv];
-  let check: WorkspaceCheck | null = null;
+  // A subshell, so a script that exits early still reaches its end line.
+  const end = row.asRunner ? `echo "${ATTACK_END} $?" >&2` : `echo "${ATTACK_END} $?"`;
+  const script = `(\n${row.script(arm)}\n)\n${end}\n`;
+  let r: ArmResult | null = null;
   try {
-    const r = await runConfined({
-      command: row.wrap ? row.wrap(command) : command,
-      env: w.env,
-      facts: w.facts,
-      timeoutMs: row.timeoutMs ?? 30_000,
-      stdin: `${w.capability}\n`,
-      seccomp: seccompProgram(arch, p.seccomp ?? SECCOMP_RULES).bytes,
-      cgroups: p.cgroups,
-    });
-    const outcome: Outcome = { out: r.stdout, status: r.status, signal: r.signal, stderr: r.stderr };
-    // What the launcher does when a session ends: the placeholders go, then the host checks the workspace.
-    const left = removeMountStubs(planned).kept;
-    if (p.endCheck) check = checkWorkspace(w.ws, quarantineOf(w));
-    const through = row.through(outcome, w);
-    return { ...outcome, through, stubsLeft: left, check };
+    r = await w.arm(
+      {
+        name,
+        removed,
+        script,
+        asRunner: row.asRunner === true,
+        turnTimeoutSeconds: Math.ceil((row.timeoutMs ?? 30_000) / 1000),
+        ...(plan !== undefined ? { plan } : {}),
+      },
+      { terminal: row.terminal === true },
+    );
+    if (r.error !== undefined) throw new Error(`the attack host could not run ${row.id}: ${r.error}`);
+    arm.capability = r.capability;
+    w.connections.launch = r.launchConnects;
+    const outcome: Outcome = {
+      out: r.out,
+      status: r.exit.kind === "code" ? r.exit.code : null,
+      signal: r.exit.kind === "signal" ? r.exit.signal : null,
+      stderr: `${r.stderr}\n-- the turn's stderr\n${r.turnStderr}`,
+      replied: r.replied,
+    };
+    const ran = (row.asRunner === true || r.replied) && r.out.includes(ATTACK_END);
+    return {
+      ...outcome,
+      through: row.through(outcome, arm),
+      ran,
+      stubsLeft: r.stubsLeft,
+      check: r.check,
+      refused: r.refused ?? null,
+    };
   } finally {
-    putBack(w, check);
-    row.teardown?.(w, saved);
-    restoreWorld(w, before);
+    putBack(w, r?.check ?? null, name);
+    row.teardown?.(arm, saved);
+    restoreWorld(w, before, arm.run);
   }
 }
 
 /** Moves what the check quarantined back where it was, so the next row meets the world as it was made. */
-function putBack(w: AttackWorld, check: WorkspaceCheck | null): void {
+function putBack(w: AttackWorld, check: WorkspaceCheck | null, run: string): void {
   if (check !== null && check.verdict !== "clean") {
     for (const d of check.done) {
       if (d.did !== "moved" || existsSync(join(w.ws, d.path))) continue;
@@ -85,14 +93,12 @@ function putBack(w: AttackWorld, check: WorkspaceCheck | null): void {
       renameSync(join(check.quarantine, d.to!), join(w.ws, d.path));
     }
   }
-  rmSync(quarantineOf(w), { recursive: true, force: true });
+  rmSync(quarantineOf(w, run), { recursive: true, force: true });
 }
 
-/** Puts the run directory and the workspace back as the host had them before a run. */
-function restoreWorld(w: AttackWorld, before: ReturnType<typeof workspaceSnapshot>): void {
-  writeFileSync(join(w.run, "bundle/policy.json"), '{"policy":"as the host wrote it"}\n');
-  writeFileSync(join(w.run, "session.json"), '{"session":"as the host wrote it"}\n');
-  for (const f of ["policy-link", "new.json", "attack.sh"]) rmSync(join(w.run, f), { force: true });
+/** Puts the workspace back as the host had it before a run, and removes the arm's run. */
+function restoreWorld(w: AttackWorld, before: ReturnType<typeof workspaceSnapshot>, run: string): void {
+  rmSync(run, { recursive: true, force: true });
   if (existsSync(join(w.ws, ".git-aside"))) {
     rmSync(join(w.ws, ".git"), { recursive: true, force: true });
     renameSync(join(w.ws, ".git-aside"), join(w.ws, ".git"));
@@ -103,7 +109,7 @@ function restoreWorld(w: AttackWorld, before: ReturnType<typeof workspaceSnapsho
     if (!before.hooks.includes(n)) rmSync(join(w.ws, ".git/hooks", n), { force: true });
   rmSync(join(w.ws, ".vscode/tasks.json"), { force: true });
   writeFileSync(join(w.ws, ".git/config"), before.config);
-  chmodSync(w.run, 0o755);
-  chmodSync(join(w.run, "sock"), 0o700);
+  chmodSync(w.ws, 0o755);
   chownTree(w.data, w.session);
+  for (const s of w.sockets()) chownSync(s, w.session.uid, w.session.gid);
 }

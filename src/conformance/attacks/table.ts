@@ -1,7 +1,7 @@
-// The live attack table (issue 8): what a turn's shell tries from inside a session's sandbox, the
-// layers that stop each attempt, and how the host tells whether it got through. Each row runs as
-// root and as an unprivileged uid; its control removes every layer and must get through; each
-// "alone" arm removes all layers but one, which must still stop it.
+// The live attack table: what a turn's shell tries from inside a session the shipped launcher
+// started, the layers that stop each attempt, and how the host tells whether it got through. Each
+// row runs as root and as an unprivileged uid; its control removes every layer and must get
+// through; each "alone" arm removes all layers but one, which must still stop it.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +12,8 @@ import { gitRows } from "./git-rows.ts";
 import { CAPABILITY_LABEL } from "./world.ts";
 import type { AttackWorld, Identity } from "./world.ts";
 
-export type Outcome = { out: string; status: number | null; signal: string | null; stderr: string };
+/** What an arm left: the turn's reply (its stdout), the session's exit, and whether the runner replied at all. */
+export type Outcome = { out: string; status: number | null; signal: string | null; stderr: string; replied: boolean };
 
 export interface AttackRow {
   id: string;
@@ -28,8 +29,13 @@ export interface AttackRow {
   through: (r: Outcome, w: AttackWorld) => boolean;
   /** What the control removes, where it is more than the row's layers (the io_uring rows: libuv aborts when setup passes and enter does not). */
   controlRemoves?: readonly string[];
-  /** A command the sandbox runs under (a terminal, for TIOCSTI). */
-  wrap?: (command: string[]) => string[];
+  /**
+   * The script runs in the runner's place (an argv edit in every arm) and writes to stderr: for an
+   * attack on what pid 1 holds that no turn can reach, each turn being in a session of its own.
+   */
+  asRunner?: true;
+  /** The arm's launcher runs under a terminal of its own (TIOCSTI: the host's terminal is the target). */
+  terminal?: true;
   /** How long one run may take, where more than the default 30 s (memory touched page by page). */
   timeoutMs?: number;
   /** The identities the row runs for, where not both; the other's Limit is in `note`. */
@@ -277,8 +283,9 @@ export const ATTACKS: readonly AttackRow[] = [
     klass: "pid namespace",
     what: "a turn cannot kill the runner: as pid 1 of its namespace it ignores SIGKILL from inside",
     layers: ["as-pid-1"],
-    script: () => 'kill -9 "$RUNNER_PID"; sleep 0.2; echo "SENT to $RUNNER_PID"',
-    through: (r) => !r.out.includes("RUNNER-ALIVE"),
+    // The turn's shell is the runner's child: its parent is the runner, pid 1 or not.
+    script: () => 'r=$PPID; kill -9 "$r"; sleep 0.2; echo "SENT to $r"',
+    through: (r) => !r.replied,
   },
   // Other processes of the host, of the same uid.
   {
@@ -386,11 +393,13 @@ export const ATTACKS: readonly AttackRow[] = [
     id: "tiocsti",
     klass: "terminal",
     what: "no keystroke can be pushed into the terminal the session was started from",
-    layers: ["new-session", "seccomp:TIOCSTI"],
+    layers: ["new-session", "seccomp:TIOCSTI", "launcher-session"],
+    note: "the script runs in the runner's place, on a launcher started under a terminal: a turn runs in a session of its own (turn.ts), which no plan edit removes, so only pid 1 could ever hold the host's terminal",
+    asRunner: true,
+    terminal: true,
     script: () =>
-      `perl -e 'my $t; open($t, "+<", "/dev/tty") or $t = \\*STDERR; my $c = "x"; my $r = ioctl($t, 0x5412, $c); print(($r ? "STI-OK" : "STI-ERR " . ($! + 0)), "\\n")'`,
+      `perl -e 'my $t; open($t, "+<", "/dev/tty") or $t = \\*STDERR; my $c = "x"; my $r = ioctl($t, 0x5412, $c); print STDERR (($r ? "STI-OK" : "STI-ERR " . ($! + 0)), "\\n")'`,
     through: (r) => r.out.includes("STI-OK"),
-    wrap: (cmd) => ["script", "-qec", cmd.map((t) => `'${t.replaceAll("'", "'\\''")}'`).join(" "), "/dev/null"],
   },
   probe("TIOCLINUX", "", "the virtual console's input", {
     id: "seccomp-ioctl-tioclinux",

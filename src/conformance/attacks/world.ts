@@ -1,26 +1,38 @@
 // The attack table's world: one scratch root per identity (root, or an unprivileged uid) holding a
-// git workspace, another workspace, a run directory, the founder's stand-in secrets, a broker and a
-// launch socket that count connections, and a neighbour process outside the sandbox. Everything
-// the sandbox binds lives under the root, so an unprivileged uid can reach it wherever the checkout is.
+// git workspace every arm's session works in, another workspace, the founder's stand-in secrets,
+// network traps that count who connects, a neighbour process outside any sandbox, and the attack
+// host: the launcher's own process for that identity (host-main.ts), which serves the stand-in
+// broker and launches each arm through prepareLaunch() and start(). Everything a session binds lives
+// under the root, so an unprivileged uid can reach it wherever the checkout is.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, copyFileSync, lchownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  lchownSync,
+  mkdirSync,
+  readdirSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { sessionIdentity } from "../../core/sandbox/identity.ts";
-import type { HostFacts, SandboxSpec, SessionIdentity } from "../../core/sandbox/types.ts";
-import { findSessionCgroupBases } from "../../host/session-cgroups.ts";
-import { readHostFacts } from "../../host/host-facts.ts";
+import type { SessionIdentity } from "../../core/sandbox/types.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
 import type { StandIns } from "../stand-ins/secrets.ts";
 import { makeCanary } from "../traps/canary.ts";
 import { startTrap } from "../traps/listener.ts";
-import { layOutSession, makeWorld, type World } from "../worlds/world.ts";
+import { makeWorld, type World } from "../worlds/world.ts";
+import type { ArmRequest, ArmResult, AttackHostConfig } from "./host-protocol.ts";
+
+export { CAPABILITY_LABEL } from "./host-protocol.ts";
 
 export type Identity = "root" | "user";
 
 /** The unprivileged uid the user arm runs as when the tests run as root. */
 export const USER_UID = 65534;
-/** The label of the capability canary pid 1 holds; a memory-reading attack searches for it by canaryPattern. */
-export const CAPABILITY_LABEL = "mosaic-cap";
 
 /** Short (socket paths), outside /tmp and any home; one per caller uid, since each chmods its own. */
 export const ATTACK_BASE = `/var/tmp/mosaic-attacks${process.getuid?.() === 0 ? "" : `-${process.getuid?.()}`}`;
@@ -36,25 +48,24 @@ export interface AttackWorld {
   root: string;
   ws: string;
   otherWs: string;
+  /** This arm's run directory (runAttack sets it per arm). */
   run: string;
   stand: StandIns;
-  /** The capability canary pid 1 holds in memory; no script is ever told it (scripts search by CAPABILITY_LABEL). */
+  /** The capability this arm's runner held (runAttack sets it once the arm has run). */
   capability: string;
   /** A canary in pid 1's environment. */
   envCanary: string;
   neighbor: { pid: number; canary: string };
   launchSocket: string;
   brokerSocket: string;
+  /** The broker's sockets: the caller's when a control removes the drop, the session's otherwise. */
+  sockets(): string[];
   /** Network traps on the host: a TCP listener on 127.0.0.1 and an abstract Unix socket. */
   traps: { tcpPort: number; abstract: string };
-  connections: { broker: number; launch: number; tcpTrap: number; abstractTrap: number; tools: number };
-  spec: SandboxSpec;
-  facts: HostFacts;
-  /** A readable copy of node, for the control that runs the runner on it. */
+  connections: { launch: number; tcpTrap: number; abstractTrap: number };
   readableNode: string;
-  env: Record<string, string>;
-  /** Commands run as this identity (empty for the identity the tests already have). */
-  asIdentity: string[];
+  /** Runs one arm on the attack host, or on one started under a terminal (`terminal`). */
+  arm(req: ArmRequest, opts?: { terminal?: boolean }): Promise<ArmResult>;
   close(): Promise<void>;
 }
 
@@ -84,65 +95,10 @@ export function chownTree(p: string, id: SessionIdentity): void {
   }
 }
 
-type Paths = { root: string; repo: string; data: string; sockDir: string; ws: string; otherWs: string; run: string };
-type Counts = AttackWorld["connections"];
-
-export async function makeAttackWorld(identity: Identity): Promise<AttackWorld> {
-  const { world, uid, self, session, asIdentity } = makeRoot(identity);
-  const { root, stand } = world;
-  const paths = layOutTrees(world);
-  initWorkspace(paths.ws);
-  const readableNode = copyReadableNode(root);
-  // A user caller's whole world is its own; a root caller keeps its files and hands the session its
-  // workspaces and runs, as the launcher does.
-  chownTree(identity === "user" ? root : paths.data, session);
-  const net = await startWorldTraps(identity, paths, session);
-  const neighbour = startNeighbour(session, self, stand.founderHome);
-  const facts = worldFacts(paths, readableNode, stand, uid, session);
-  const spec = worldSpec(paths, net.brokerSocket, net.launchSocket);
-  const envCanary = makeCanary("env-canary");
-  return {
-    identity,
-    uid,
-    session,
-    data: paths.data,
-    root,
-    ws: paths.ws,
-    otherWs: paths.otherWs,
-    run: paths.run,
-    stand,
-    capability: makeCanary(CAPABILITY_LABEL),
-    envCanary,
-    neighbor: { pid: neighbour.process.pid!, canary: neighbour.canary },
-    launchSocket: net.launchSocket,
-    brokerSocket: net.brokerSocket,
-    connections: net.connections,
-    spec,
-    facts,
-    readableNode,
-    traps: { tcpPort: net.tcpPort, abstract: net.abstract },
-    env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", ATTACK_ENV_CANARY: envCanary },
-    asIdentity,
-    async close() {
-      try {
-        process.kill(-neighbour.process.pid!, "SIGKILL");
-      } catch {
-        neighbour.process.kill("SIGKILL");
-      }
-      await Promise.all(net.traps.map((t) => t.close()));
-      world.remove();
-    },
-  };
-}
+type Caller = { world: World; uid: number; self: number; session: SessionIdentity; asIdentity: string[] };
 
 /** A fresh world every identity can reach, and who the caller and its session are. */
-function makeRoot(identity: Identity): {
-  world: World;
-  uid: number;
-  self: number;
-  session: SessionIdentity;
-  asIdentity: string[];
-} {
+function makeRoot(identity: Identity): Caller {
   mkdirSync(ATTACK_BASE, { recursive: true, mode: 0o755 });
   chmodSync(ATTACK_BASE, 0o755);
   const world = makeWorld(identity, { base: ATTACK_BASE });
@@ -152,21 +108,9 @@ function makeRoot(identity: Identity): {
   return { world, uid, self, session: sessionIdentity({ uid, gid: uid }, {}), asIdentity };
 }
 
-/** The repository, two workspaces and a run directory with the files the host writes into it. */
-function layOutTrees(world: World): Paths {
-  const { root, data, sockDir } = world;
-  const repo = join(root, "repo");
-  const { ws, run } = layOutSession(world, "coder", '{"session":"as the host wrote it"}\n');
-  const otherWs = join(data, "workspaces/acme/other");
-  for (const d of [join(repo, "src"), join(run, "bundle"), join(root, "node")]) mkdirSync(d, { recursive: true });
-  copyFileSync(join(REPO_ROOT, "src/conformance/attacks/pid1.ts"), join(repo, "src/pid1.ts"));
-  writeFileSync(join(repo, "adapter.sh"), "exit 0\n");
-  writeFileSync(join(run, "bundle/policy.json"), '{"policy":"as the host wrote it"}\n');
-  return { root, repo, data, sockDir, ws, otherWs, run };
-}
-
 /** A real repository, as a coder's workspace is: hooks and config as git init makes them. */
 function initWorkspace(ws: string): void {
+  mkdirSync(ws, { recursive: true });
   sh(["git", "init", "-q", ws]);
   writeFileSync(join(ws, "inside.txt"), "a file inside the workspace\n");
   mkdirSync(join(ws, ".vscode"));
@@ -176,30 +120,11 @@ function initWorkspace(ws: string): void {
 }
 
 function copyReadableNode(root: string): string {
+  mkdirSync(join(root, "node"), { recursive: true });
   const readableNode = join(root, "node/node");
   copyFileSync(process.execPath, readableNode);
   chmodSync(readableNode, 0o755);
   return readableNode;
-}
-
-/** The broker, launch and tool sockets, a TCP listener and an abstract socket: each counts who connects. */
-async function startWorldTraps(identity: Identity, paths: Paths, session: SessionIdentity) {
-  const connections: Counts = { broker: 0, launch: 0, tcpTrap: 0, abstractTrap: 0, tools: 0 };
-  const brokerSocket = join(paths.sockDir, "bus.sock");
-  const launchSocket = join(paths.sockDir, "launch.sock");
-  const toolSocket = join(paths.run, "sock/tools.sock");
-  const count = (k: keyof Counts) => ({ answer: "stand-in\n", onHit: () => connections[k]++ });
-  const traps = [
-    await startTrap({ path: brokerSocket }, count("broker")),
-    await startTrap({ path: launchSocket }, count("launch")),
-    await startTrap({ path: toolSocket }, count("tools")),
-  ];
-  chmodSync(toolSocket, 0o600);
-  for (const p of [brokerSocket, launchSocket, toolSocket]) chownSync(p, session.uid, session.gid);
-  const tcpTrap = await startTrap({ tcp: "127.0.0.1" }, { onHit: () => connections.tcpTrap++ });
-  const abstract = makeCanary(`mosaic-trap-${identity}`);
-  traps.push(tcpTrap, await startTrap({ abstract }, { onHit: () => connections.abstractTrap++ }));
-  return { connections, brokerSocket, launchSocket, traps, tcpPort: tcpTrap.port!, abstract };
 }
 
 /** The neighbour: an ordinary process of the session's uid, with no capabilities, outside the sandbox. */
@@ -224,37 +149,130 @@ function startNeighbour(
   return { process: child, canary };
 }
 
-/** This host's facts, with node, HOME, the caller and the runner's node moved into the world. */
-function worldFacts(
-  paths: Paths,
-  readableNode: string,
-  stand: StandIns,
-  uid: number,
-  session: SessionIdentity,
-): HostFacts {
-  const host = readHostFacts({ repo: REPO_ROOT, stateDir: join(paths.root, "state") });
-  return {
-    ...host,
-    node: { path: readableNode, realPath: readableNode },
-    home: stand.founderHome,
-    uid,
-    session,
-    cgroups: uid === 0 ? findSessionCgroupBases() : { pids: null, memory: null },
-    runnerNode: join(paths.root, "state/runner-node/node-xo"),
-  };
+/** One attack host on the control socket: arms go to it one at a time, in order. */
+type HostLink = { child: ChildProcess; ask(req: ArmRequest): Promise<ArmResult>; close(): Promise<void> };
+
+/** Accepts the next host's connection and reads its ready line. */
+function acceptHost(server: Server, child: ChildProcess): Promise<HostLink> {
+  return new Promise((ok, fail) => {
+    const early = () => fail(new Error("the attack host exited before it was ready"));
+    child.once("exit", early);
+    server.once("connection", (sock: Socket) => {
+      const lines = createInterface({ input: sock })[Symbol.asyncIterator]();
+      void lines.next().then(() => {
+        child.off("exit", early);
+        let queue: Promise<unknown> = Promise.resolve();
+        const ask = (req: ArmRequest) => {
+          const next = queue.then(async () => {
+            sock.write(JSON.stringify(req) + "\n");
+            const r = await lines.next();
+            if (r.done) throw new Error(`the attack host went away during arm ${req.name}`);
+            return JSON.parse(r.value) as ArmResult;
+          });
+          queue = next.catch(() => {});
+          return next;
+        };
+        // The host ends when its control socket does; one that does not is killed.
+        const close = async () => {
+          sock.end();
+          const exited = new Promise((r) => (child.exitCode !== null ? r(null) : child.once("exit", r)));
+          const t = setTimeout(() => child.kill("SIGKILL"), 10_000);
+          await exited;
+          clearTimeout(t);
+        };
+        ok({ child, ask, close });
+      });
+    });
+  });
 }
 
-function worldSpec(paths: Paths, brokerSocket: string, launchSocket: string): SandboxSpec {
+/** Starts an attack host as the world's caller, under a terminal of its own when asked. */
+async function startHost(c: Caller, cfg: AttackHostConfig, server: Server, terminal: boolean): Promise<HostLink> {
+  const file = join(c.world.root, terminal ? "host-tty.json" : "host.json");
+  // Each host serves a broker of its own.
+  writeFileSync(file, JSON.stringify({ ...cfg, brokerDir: join(c.world.root, terminal ? "bt" : "b") }));
+  const node = [process.execPath, join(REPO_ROOT, "src/conformance/attacks/host-main.ts"), file];
+  const quoted = node.map((t) => `'${t.replaceAll("'", "'\\''")}'`).join(" ");
+  const argv = [...c.asIdentity, ...(terminal ? ["script", "-qfec", quoted, "/dev/null"] : node)];
+  // Pi's preflight runs `pi --version`, which needs the pinned node first on PATH.
+  const env = { PATH: `${join(REPO_ROOT, "node_modules/.bin")}:/usr/bin:/bin`, HOME: "/nonexistent", LANG: "C.UTF-8" };
+  const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ["ignore", "ignore", "inherit"] });
+  return acceptHost(server, child);
+}
+
+export async function makeAttackWorld(identity: Identity): Promise<AttackWorld> {
+  const c = makeRoot(identity);
+  const { root, stand, data } = c.world;
+  const ws = join(data, "workspaces/acme/coder");
+  const otherWs = join(data, "workspaces/acme/other");
+  mkdirSync(otherWs, { recursive: true });
+  mkdirSync(join(data, "runs"), { recursive: true });
+  for (const d of ["b", "bt"]) mkdirSync(join(root, d));
+  initWorkspace(ws);
+  const readableNode = copyReadableNode(root);
+  // A user caller's whole world is its own; a root caller keeps its files, and its launcher hands
+  // the session its workspace and runs.
+  chownTree(identity === "user" ? root : data, c.session);
+  const connections = { launch: 0, tcpTrap: 0, abstractTrap: 0 };
+  const tcpTrap = await startTrap({ tcp: "127.0.0.1" }, { onHit: () => connections.tcpTrap++ });
+  const abstract = makeCanary(`mosaic-trap-${identity}`);
+  const abstractTrap = await startTrap({ abstract }, { onHit: () => connections.abstractTrap++ });
+  const neighbour = startNeighbour(c.session, c.self, stand.founderHome);
+  const envCanary = makeCanary("env-canary");
+  const ctl = join(root, "ctl.sock");
+  const server = createServer();
+  await new Promise<void>((ok) => server.listen(ctl, ok));
+  if (c.uid !== c.self) chownSync(ctl, c.uid, c.uid);
+  const cfg: AttackHostConfig = {
+    ctl,
+    root,
+    data,
+    ws,
+    stateDir: c.world.stateDir,
+    brokerDir: join(root, "b"),
+    founderHome: stand.founderHome,
+    readableNode,
+    envCanary,
+  };
+  const hosts: HostLink[] = [await startHost(c, cfg, server, false)];
+  let terminalHost: Promise<HostLink> | null = null;
   return {
-    harness: "claude-code",
-    repo: paths.repo,
-    runnerFiles: [join(paths.repo, "src/pid1.ts")],
-    runner: join(paths.repo, "src/pid1.ts"),
-    adapter: join(paths.repo, "adapter.sh"),
-    brokerSocket,
-    launchSocket,
-    mayLaunch: false,
-    workspace: paths.ws,
-    runDir: paths.run,
+    identity,
+    uid: c.uid,
+    session: c.session,
+    data,
+    root,
+    ws,
+    otherWs,
+    run: "",
+    stand,
+    capability: "",
+    envCanary,
+    neighbor: { pid: neighbour.process.pid!, canary: neighbour.canary },
+    launchSocket: join(root, "b", "launch.sock"),
+    brokerSocket: join(root, "b", "broker.sock"),
+    sockets: () =>
+      ["b", "bt"]
+        .flatMap((d) => ["broker.sock", "launch.sock"].map((s) => join(root, d, s)))
+        .filter((s) => existsSync(s)),
+    traps: { tcpPort: tcpTrap.port!, abstract },
+    connections,
+    readableNode,
+    async arm(req, opts = {}) {
+      if (!opts.terminal) return hosts[0]!.ask(req);
+      terminalHost ??= startHost(c, cfg, server, true).then((h) => (hosts.push(h), h));
+      return (await terminalHost).ask(req);
+    },
+    async close() {
+      await Promise.all(hosts.map((h) => h.close()));
+      try {
+        process.kill(-neighbour.process.pid!, "SIGKILL");
+      } catch {
+        neighbour.process.kill("SIGKILL");
+      }
+      await Promise.all([tcpTrap.close(), abstractTrap.close()]);
+      await new Promise<void>((ok) => server.close(() => ok()));
+      c.world.remove();
+    },
   };
 }

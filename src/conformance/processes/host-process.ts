@@ -22,7 +22,7 @@ for (const [i, file] of process.argv.slice(outlives ? 3 : 2).entries()) {
   const prepared = outlives
     ? { ...p.prepared, session: { ...p.prepared.session, argv: withoutParentDeathSignal(p.prepared.session.argv) } }
     : p.prepared;
-  const s = start(prepared);
+  const s = await start(prepared);
   process.stdout.write(`LAUNCHED ${s.pid} ${req.instance.run}\n`);
 }
 setInterval(() => {}, 1 << 30);

@@ -152,7 +152,7 @@ async function launchSession(st: SessionRunSetup, files: FileHashes): Promise<Li
       REPO_ROOT,
       applyBreak(spec, w, prepared.prepared, instance.workspace, st.hostEnv),
     );
-    session = start(p);
+    session = await start(p);
     const live: Live = { api, session, hadProxy: p.session.sessionFile.model !== null, over: false };
     st.event("launched", {
       run: instance.run,

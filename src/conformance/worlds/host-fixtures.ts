@@ -46,7 +46,10 @@ export const HOST_LAYOUTS: Readonly<Record<string, { why: string; facts: HostFac
       ...base,
       uid: 0,
       session: { uid: 65534, gid: 65534 },
-      cgroups: { pids: "/sys/fs/cgroup/pids/mosaic-sessions", memory: "/sys/fs/cgroup/memory/mosaic-sessions" },
+      cgroups: {
+        pids: { dir: "/sys/fs/cgroup/pids/mosaic-sessions", version: 1 },
+        memory: { dir: "/sys/fs/cgroup/memory/mosaic-sessions", version: 1 },
+      },
     },
   },
   "claude-outside-usr": {

@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LaunchSettings, ResolvedInstance } from "../../core/launch/instance.ts";
 import { exampleInstance, exampleSettings } from "./examples.ts";
-import { launch, type LaunchRequest, type Session } from "../../host/launcher.ts";
+import { prepareLaunch, start, type LaunchRequest, type PreparedLaunch, type Session } from "../../host/launcher.ts";
 import { readHostFacts } from "../../host/host-facts.ts";
 import { startBroker, type StandInBroker } from "../stand-ins/broker/server.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
@@ -83,12 +83,20 @@ export async function makeRuntimeWorld(label: string, opts: { root?: string } = 
   };
 }
 
-/** Launches and waits for the runner's claim (or its exit, whichever comes first). */
-export async function launchAndClaim(w: RuntimeWorld, req: LaunchRequest): Promise<Session> {
-  const r = await launch(req);
-  if (r.kind !== "launched") throw new Error(`refused: ${r.code}: ${r.message}`);
-  await waitClaimed(w, r.session, req.instance.run);
-  return r.session;
+/**
+ * Launches through prepareLaunch() and start(), the prepared launch changed on purpose by `edit`
+ * where a positive control needs it, and waits for the runner's claim (or its exit).
+ */
+export async function launchAndClaim(
+  w: RuntimeWorld,
+  req: LaunchRequest,
+  edit: (p: PreparedLaunch) => PreparedLaunch = (p) => p,
+): Promise<Session> {
+  const p = prepareLaunch(req);
+  if (p.kind !== "ready") throw new Error(`refused: ${p.code}: ${p.message}`);
+  const s = await start(edit(p.prepared));
+  await waitClaimed(w, s, req.instance.run);
+  return s;
 }
 
 export async function waitClaimed(w: RuntimeWorld, s: Session, run: string, timeoutMs = 10_000): Promise<void> {

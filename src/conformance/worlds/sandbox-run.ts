@@ -1,6 +1,7 @@
 import { dirname, join } from "node:path";
 import type { HostFacts } from "../../core/sandbox/types.ts";
 import { dropToSession } from "../../core/sandbox/identity.ts";
+import { planCgroups } from "../../core/sandbox/cgroups.ts";
 import { handOver } from "../../host/handover.ts";
 import { makeSessionCgroups, removeSessionCgroups } from "../../host/session-cgroups.ts";
 import { prepareRunnerNode } from "../../host/runner-node.ts";
@@ -39,8 +40,10 @@ export async function runConfined(r: ConfinedRun): Promise<ProcessResult> {
   const cg =
     r.facts.uid === 0
       ? makeSessionCgroups(
-          { pids: want.pids ? r.facts.cgroups.pids : null, memory: want.memory ? r.facts.cgroups.memory : null },
-          `live-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+          planCgroups(
+            { pids: want.pids ? r.facts.cgroups.pids : null, memory: want.memory ? r.facts.cgroups.memory : null },
+            `live-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+          ),
         )
       : [];
   let command = r.command;

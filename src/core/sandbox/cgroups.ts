@@ -1,4 +1,5 @@
 import { SESSION_LIMITS } from "./limits.ts";
+import type { SessionCgroupBases } from "./types.ts";
 
 export type CgroupController = "pids" | "memory";
 export type CgroupVersion = 1 | 2;
@@ -44,4 +45,44 @@ export const CGROUP_SETTINGS: Readonly<
  */
 export function sessionCgroupName(run: string, hostPid: number, now: number): string {
   return `${run}-${hostPid}-${now.toString(36)}`; // safety: cgroup-name-run
+}
+
+/** One setting a session cgroup gets: its file, its value, and why. */
+export type CgroupSetting = { file: string; value: number; optional?: true; why: string };
+
+/** One cgroup directory of a session: the controllers it holds and what is written into it. */
+export interface CgroupDir {
+  /** `<base>/<name>`. */
+  dir: string;
+  /** The hierarchy's sessions directory, made if missing. */
+  base: string;
+  version: CgroupVersion;
+  controllers: CgroupController[];
+  settings: CgroupSetting[];
+}
+
+/** The session's cgroups: one directory per hierarchy (one for both controllers on cgroup v2). */
+export interface CgroupPlan {
+  name: string;
+  dirs: CgroupDir[];
+}
+
+/**
+ * The cgroups a root host puts a session in: every controller the host offers, grouped by
+ * hierarchy, each with CGROUP_SETTINGS for its version. None for a user caller, who has no
+ * hierarchy it may write (bases all null).
+ */
+export function planCgroups(bases: SessionCgroupBases, name: string): CgroupPlan {
+  const dirs: CgroupDir[] = [];
+  for (const c of ["pids", "memory"] as const) {
+    const base = bases[c];
+    if (base === null) continue;
+    const same = dirs.find((d) => d.base === base.dir);
+    const settings = CGROUP_SETTINGS[c][base.version].map((s) => ({ ...s }));
+    if (same !== undefined) {
+      same.controllers.push(c);
+      same.settings.push(...settings);
+    } else dirs.push({ dir: `${base.dir}/${name}`, base: base.dir, version: base.version, controllers: [c], settings });
+  }
+  return { name, dirs };
 }

@@ -52,3 +52,32 @@ export function dropToSession(facts: Pick<HostFacts, "uid" | "session">): string
     throw new MosaicError("session-identity", "hostFacts.session", "a root caller's session identity is uid or gid 0"); // safety: session-identity-root-allowed
   return ["setpriv", `--reuid=${facts.session.uid}`, `--regid=${facts.session.gid}`, "--clear-groups", "--"]; // safety: session-runs-as-root
 }
+
+/** Who a session runs as, and what the launcher does to make it so. */
+export interface IdentityPlan {
+  /** The launcher's own uid. */
+  caller: number;
+  /** Who bwrap and everything under it run as. */
+  runAs: SessionIdentity;
+  /** What goes before bwrap: setpriv's drop for a root caller, nothing for a user (dropToSession). */
+  drop: string[];
+  /** The trees the launcher hands to runAs before the spawn: a root caller's workspace and run directory. */
+  handOver: { workspace: string; runDir: string } | null;
+}
+
+/**
+ * A root caller's session runs as its own identity, which owns its workspace and run directory; a
+ * user caller's session is the caller and hands nothing over.
+ */
+export function planIdentity(
+  facts: Pick<HostFacts, "uid" | "session">,
+  trees: { workspace: string; runDir: string },
+): IdentityPlan {
+  const root = facts.uid === 0;
+  return {
+    caller: facts.uid,
+    runAs: { ...facts.session },
+    drop: dropToSession(facts),
+    handOver: root ? { ...trees } : null,
+  };
+}

@@ -72,8 +72,15 @@ export interface HostFacts {
 }
 
 export interface SessionCgroupBases {
-  pids: string | null;
-  memory: string | null;
+  pids: CgroupBase | null;
+  memory: CgroupBase | null;
+}
+
+/** One controller's hierarchy on a root host: where its sessions' cgroups go, and its cgroup version. */
+export interface CgroupBase {
+  /** `<hierarchy>/mosaic-sessions`. */
+  dir: string;
+  version: 1 | 2;
 }
 
 export interface SessionIdentity {

@@ -5,7 +5,6 @@ import type { LaunchPlan } from "../launch/decide-launch.ts";
 import type { ResolvedInstance } from "../launch/instance.ts";
 import { binds, mountStubs } from "../sandbox/binds.ts";
 import { bwrapArgv } from "../sandbox/bwrap-argv.ts";
-import { dropToSession } from "../sandbox/identity.ts";
 import { TOOL_SOCKET_FD, runSockets } from "../runner/run-paths.ts";
 import type { MountStub } from "../sandbox/protected.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../sandbox/types.ts";
@@ -13,6 +12,7 @@ import { RUNNER_DEFAULTS, SESSION_FILE_VERSION, type SessionFile } from "../runn
 import { planRunnerBounds } from "../runner/bounds.ts";
 import { heldActions } from "../tools/catalog.ts";
 import { sessionEnv } from "./env.ts";
+import { planHostSide, type HostPlan } from "./host-plan.ts";
 
 /** The runner's entry, relative to the checkout. */
 export const RUNNER_ENTRY = "src/host/runner/main.ts";
@@ -43,12 +43,19 @@ export interface SessionInputs {
   /** The host's environment: only ENV_ALLOW of it reaches the sandbox. */
   hostEnv: Readonly<Record<string, string | undefined>>;
   timings?: Partial<Pick<SessionFile, "turnTimeoutSeconds" | "brokerRetries" | "pollMs" | "brokerTimeoutSeconds">>;
+  /** The host's own state: launch records, the seccomp program, the quarantine, the egress log. */
+  stateDir: string;
+  /** Makes the launch's cgroup names unique. */
+  launchedAt: { hostPid: number; now: number };
+  /** Where the model proxy sends the session's model calls; the host's ANTHROPIC_BASE_URL, else the public API. */
+  modelUpstream?: string;
 }
 
-export interface SessionPlan {
+/** Every decision of one launch: the sandbox (spec, binds, argv, session.json, env) and the host's side (HostPlan). */
+export interface SessionPlan extends HostPlan {
   spec: SandboxSpec;
   binds: Bind[];
-  /** bwrap's command line; the launcher runs it behind sessionCommand()'s drop to the session's identity. */
+  /** bwrap's command line; the launcher runs it behind the identity's drop (sessionCommand()). */
   argv: string[];
   /** The mount points bwrap will make in the workspace; the launcher removes them afterwards. */
   mountStubs: MountStub[];
@@ -75,15 +82,71 @@ function harnessCommand(plan: LaunchPlan, facts: HostFacts): string[] {
   return [facts.claude.path, ...rest];
 }
 
-/** bwrap's argv as the launcher runs it: a root caller drops to the session's identity first. */
-export function sessionCommand(facts: HostFacts, argv: readonly string[]): string[] {
-  return [...dropToSession(facts), ...argv];
+/** bwrap's argv as the launcher runs it: a root caller drops to the session's identity first (identity.drop). */
+export function sessionCommand(plan: Pick<SessionPlan, "identity" | "argv">): string[] {
+  return [...plan.identity.drop, ...plan.argv]; // safety: start-skips-drop
+}
+
+/** The turn's command: the fake adapter's shell, or the harness's own argv, with HOME and TMPDIR the sandbox's. */
+function planAdapter(inp: SessionInputs, harnessArgv: string[], fake: string | null): SessionFile["adapter"] {
+  const { plan, instance } = inp;
+  return fake !== null
+    ? // The fake adapter starts in the run directory and cds into the workspace itself, so a sandbox
+      // without its workspace (a positive control) still runs the turn and shows the write fail.
+      {
+        argv: ["/bin/sh", fake],
+        env: {
+          ...sessionEnv(inp.hostEnv),
+          MOSAIC_WORKSPACE: instance.workspace,
+          HOME: `${inp.runDir}/home`,
+          TMPDIR: "/tmp",
+        },
+        cwd: inp.runDir,
+      }
+    : {
+        argv: harnessArgv,
+        env: { ...plan.adapter.env, HOME: `${inp.runDir}/home`, TMPDIR: "/tmp" },
+        cwd: plan.adapter.cwd,
+      };
+}
+
+/** session.json: what the runner is told about its session; no secret. */
+function planSessionFile(
+  inp: SessionInputs,
+  adapter: SessionFile["adapter"],
+  mayLaunch: boolean,
+  fake: boolean,
+): SessionFile {
+  const { plan, instance } = inp;
+  return {
+    version: SESSION_FILE_VERSION,
+    business: instance.business,
+    instance: instance.instance,
+    role: instance.role,
+    run: instance.run,
+    runDir: inp.runDir,
+    workspace: instance.workspace,
+    brokerSocket: inp.brokerSocket,
+    launchSocket: mayLaunch ? inp.launchSocket : null,
+    adapter,
+    turnEnd: fake ? { kind: "exit", why: "the fake adapter's exit status is the turn's" } : plan.turnEnd,
+    // safety: tripwire-off
+    tripwire: fake ? null : plan.tripwire,
+    turnTimeoutSeconds: inp.timings?.turnTimeoutSeconds ?? RUNNER_DEFAULTS.turnTimeoutSeconds,
+    brokerRetries: inp.timings?.brokerRetries ?? RUNNER_DEFAULTS.brokerRetries,
+    pollMs: inp.timings?.pollMs ?? RUNNER_DEFAULTS.pollMs,
+    brokerTimeoutSeconds: inp.timings?.brokerTimeoutSeconds ?? RUNNER_DEFAULTS.brokerTimeoutSeconds,
+    model: instance.network === "none" ? null : { port: MODEL_PORT, socket: runSockets(inp.runDir).model },
+    toolSocket: { path: runSockets(inp.runDir).tools, fd: TOOL_SOCKET_FD },
+    bounds: planRunnerBounds(fake ? { kind: "exit" } : plan.turnEnd),
+  };
 }
 
 /**
  * One path from a launch plan to a running session (issue 9): the sandbox spec, its binds and
- * bwrap argv, and session.json, all from the plan and the host's facts. No caller builds a spec by
- * hand. Throws a MosaicError where the sandbox cannot confine the session.
+ * bwrap argv, session.json, and the host's side of the launch (HostPlan), all from the plan and
+ * the host's facts. No caller builds a spec by hand, and start() decides nothing of its own.
+ * Throws a MosaicError where the sandbox cannot confine the session.
  */
 export function planSession(inp: SessionInputs): SessionPlan {
   const { plan, instance } = inp;
@@ -106,53 +169,34 @@ export function planSession(inp: SessionInputs): SessionPlan {
     packages: plan.harness === "claude-code" ? [...inp.packages].sort() : [],
   };
   const table = binds(spec, inp.facts, inp.fs);
-  const adapter =
-    fake !== null
-      ? // The fake adapter starts in the run directory and cds into the workspace itself, so a sandbox
-        // without its workspace (a positive control) still runs the turn and shows the write fail.
-        {
-          argv: ["/bin/sh", fake],
-          env: {
-            ...sessionEnv(inp.hostEnv),
-            MOSAIC_WORKSPACE: instance.workspace,
-            HOME: `${inp.runDir}/home`,
-            TMPDIR: "/tmp",
-          },
-          cwd: inp.runDir,
-        }
-      : {
-          argv: harnessArgv,
-          env: { ...plan.adapter.env, HOME: `${inp.runDir}/home`, TMPDIR: "/tmp" },
-          cwd: plan.adapter.cwd,
-        };
-  const sessionFile: SessionFile = {
-    version: SESSION_FILE_VERSION,
-    business: instance.business,
-    instance: instance.instance,
-    role: instance.role,
-    run: instance.run,
+  const argv = bwrapArgv(spec, inp.facts, table);
+  const sessionFile = planSessionFile(inp, planAdapter(inp, harnessArgv, fake), mayLaunch, fake !== null);
+  const host = planHostSide({
+    facts: inp.facts,
+    stateDir: inp.stateDir,
     runDir: inp.runDir,
+    run: instance.run,
     workspace: instance.workspace,
-    brokerSocket: inp.brokerSocket,
-    launchSocket: mayLaunch ? inp.launchSocket : null,
-    adapter,
-    turnEnd: fake !== null ? { kind: "exit", why: "the fake adapter's exit status is the turn's" } : plan.turnEnd,
-    // safety: tripwire-off
-    tripwire: fake !== null ? null : plan.tripwire,
-    turnTimeoutSeconds: inp.timings?.turnTimeoutSeconds ?? RUNNER_DEFAULTS.turnTimeoutSeconds,
-    brokerRetries: inp.timings?.brokerRetries ?? RUNNER_DEFAULTS.brokerRetries,
-    pollMs: inp.timings?.pollMs ?? RUNNER_DEFAULTS.pollMs,
-    brokerTimeoutSeconds: inp.timings?.brokerTimeoutSeconds ?? RUNNER_DEFAULTS.brokerTimeoutSeconds,
-    model: instance.network === "none" ? null : { port: MODEL_PORT, socket: runSockets(inp.runDir).model },
-    toolSocket: { path: runSockets(inp.runDir).tools, fd: TOOL_SOCKET_FD },
-    bounds: planRunnerBounds(fake !== null ? { kind: "exit" } : plan.turnEnd),
-  };
+    network: instance.network,
+    grants: instance.modelGrants,
+    credentialSet: plan.credentialSet,
+    hostEnv: inp.hostEnv,
+    ...(inp.modelUpstream !== undefined ? { modelUpstream: inp.modelUpstream } : {}),
+    bundleDir: plan.bundleDir,
+    piAgentDir: plan.adapter.env.PI_CODING_AGENT_DIR ?? null,
+    hasModelsFile: plan.bundle["models.json"] !== undefined,
+    harness: plan.harness,
+    launchedAt: inp.launchedAt,
+    argv,
+    binds: table,
+  });
   return {
     spec,
     binds: table,
-    argv: bwrapArgv(spec, inp.facts, table),
+    argv,
     mountStubs: mountStubs(spec, inp.fs),
     sessionFile,
     env: sessionEnv(inp.hostEnv),
+    ...host,
   };
 }

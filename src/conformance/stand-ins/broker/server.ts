@@ -29,6 +29,8 @@ export interface StandInBroker {
   sentTo(instance: string): StoredMessage[];
   /** Every call so far, in the order read, including bad lines and calls that failed. */
   records(): CallRecord[];
+  /** Connections accepted on each socket so far, whether or not a line was read from them. */
+  connectionCounts(): Record<SocketName, number>;
   setPolicy(instance: string, policy: Partial<InstancePolicy>): void;
   /** On: connections are accepted and requests read (recorded as unanswered) but never answered or done. */
   setUnresponsive(on: boolean): void;
@@ -70,15 +72,31 @@ function close(server: Server): Promise<void> {
  * they can connect; nobody else can.
  */
 /** What the broker's connections and its handle share: its state, the record of calls, the open connections. */
-type Held = { state: BrokerState; records: CallRecord[]; connections: Set<Socket>; unresponsive: boolean };
+type Held = {
+  state: BrokerState;
+  records: CallRecord[];
+  connections: Set<Socket>;
+  accepted: Record<SocketName, number>;
+  unresponsive: boolean;
+  mint: (() => string) | null;
+};
 
 export async function startBroker(opts: {
   dir: string;
   sessions?: { uid: number; gid: number } | null;
+  /** Makes each capability instead of 32 random bytes: a canary a memory-reading attack can look for. */
+  mintCapability?: () => string;
 }): Promise<StandInBroker> {
   const brokerSocket = socketPath(opts.dir, "broker.sock");
   const launchSocket = socketPath(opts.dir, "launch.sock");
-  const held: Held = { state: core.newBrokerState(), records: [], connections: new Set(), unresponsive: false };
+  const held: Held = {
+    state: core.newBrokerState(),
+    records: [],
+    connections: new Set(),
+    accepted: { broker: 0, launch: 0 },
+    unresponsive: false,
+    mint: opts.mintCapability ?? null,
+  };
   const brokerServer = createServer(serveConnection(held, "broker"));
   const launchServer = createServer(serveConnection(held, "launch"));
   await listen(brokerServer, brokerSocket);
@@ -109,6 +127,7 @@ export async function startBroker(opts: {
 function serveConnection(held: Held, name: SocketName): (conn: Socket) => void {
   return (conn) => {
     held.connections.add(conn);
+    held.accepted[name] += 1;
     conn.on("close", () => held.connections.delete(conn));
     // A peer that goes away mid-line or mid-response is fine: nothing to answer.
     conn.on("error", () => {});
@@ -147,7 +166,10 @@ function serveConnection(held: Held, name: SocketName): (conn: Socket) => void {
 function brokerControls(held: Held): Omit<StandInBroker, "brokerSocket" | "launchSocket" | "stop"> {
   return {
     issueCapability: (binding) => {
-      const r = core.issueCapability(held.state, binding, randomBytes(32));
+      const r =
+        held.mint !== null
+          ? core.bindCapability(held.state, binding, held.mint())
+          : core.issueCapability(held.state, binding, randomBytes(32));
       held.state = r.state;
       return r.cap;
     },
@@ -166,6 +188,7 @@ function brokerControls(held: Held): Omit<StandInBroker, "brokerSocket" | "launc
     },
     sentTo: (instance) => core.sentTo(held.state, instance),
     records: () => [...held.records],
+    connectionCounts: () => ({ ...held.accepted }),
     setPolicy: (instance, policy) => {
       held.state = core.setPolicy(held.state, instance, policy);
     },

@@ -106,12 +106,24 @@ export function issueCapability(
   binding: { run: string; instance: string; business?: string },
   random: Uint8Array,
 ): { state: BrokerState; cap: string } {
+  if (random.length !== 32) throw new MosaicError("bad-binding", "random", `must be 32 bytes, got ${random.length}`);
+  return bindCapability(state, binding, Buffer.from(random).toString("hex"));
+}
+
+/**
+ * Binds a given capability string to one run and one instance: a test that must find the
+ * capability in a process's memory mints one it can recognise (a canary).
+ */
+export function bindCapability(
+  state: BrokerState,
+  binding: { run: string; instance: string; business?: string },
+  cap: string,
+): { state: BrokerState; cap: string } {
   nonEmpty("run", binding.run);
   nonEmpty("instance", binding.instance);
-  if (random.length !== 32) throw new MosaicError("bad-binding", "random", `must be 32 bytes, got ${random.length}`);
+  nonEmpty("cap", cap);
   if (state.endedRuns.has(binding.run))
     throw new MosaicError("run-ended", "run", `run ${binding.run} has ended; its capabilities stay void`);
-  const cap = Buffer.from(random).toString("hex");
   if (state.caps.has(cap)) throw new MosaicError("bad-binding", "random", "this capability was issued before");
   const caps = new Map(state.caps).set(cap, {
     run: binding.run,

@@ -1,0 +1,250 @@
+// The host's side of each launch (src/core/session/host-plan.ts): who the session runs as, the
+// runner's node, the seccomp rules, the cgroups, where each bound is enforced, the run's tree and
+// files, the model proxy, the tool socket, the end-of-session check and the lock. start() carries
+// this out and decides nothing, so every decision of a launch is a golden here, with its invariants.
+import { describe, expect, it } from "vitest";
+import { decideLaunch } from "../src/core/launch/decide-launch.ts";
+import { planBounds, type HostPlan } from "../src/core/session/host-plan.ts";
+import { planSession, type SessionPlan } from "../src/core/session/plan-session.ts";
+import { CGROUP_SETTINGS } from "../src/core/sandbox/cgroups.ts";
+import { SESSION_LIMITS } from "../src/core/sandbox/limits.ts";
+import { SECCOMP_RULES } from "../src/core/sandbox/seccomp.ts";
+import { RUNNER_NODE_MODE } from "../src/core/sandbox/runner-node.ts";
+import type { HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
+import { isWithin } from "../src/core/paths.ts";
+import { FIXTURE_REPO, HOST_LAYOUTS, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
+import { normalise } from "../src/conformance/golden/golden.ts";
+import { matchGolden } from "../src/conformance/golden/golden-expect.ts";
+import { loadCases, type LaunchCase } from "./support/launch-cases.ts";
+
+const STATE = `${FIXTURE_REPO}/.scratch/state`;
+const V2 = { dir: "/sys/fs/cgroup/mosaic-sessions", version: 2 } as const;
+const ROOT_V2: HostFacts = { ...HOST_LAYOUTS["root-caller"]!.facts, cgroups: { pids: V2, memory: V2 } };
+
+/** The hosts each case is planned on: a user caller, a root caller on cgroup v1, and on cgroup v2. */
+const HOSTS: ReadonlyArray<{ name: string; facts: HostFacts }> = [
+  { name: "user", facts: HOST_LAYOUTS["merged-usr"]!.facts },
+  { name: "root-v1", facts: HOST_LAYOUTS["root-caller"]!.facts },
+  { name: "root-v2", facts: ROOT_V2 },
+];
+
+function planOf(c: LaunchCase, facts: HostFacts): SessionPlan {
+  const d = decideLaunch(c.instance, c.settings, c.facts, c.env);
+  if (d.kind !== "launch") throw new Error(`${c.name}: expected a launch, got ${d.code}`);
+  return planSession({
+    plan: d.plan,
+    instance: c.instance,
+    facts,
+    fs: fixtureWorkspaceView({ workspace: c.instance.workspace } as SandboxSpec),
+    repo: FIXTURE_REPO,
+    runDir: c.facts.runDir,
+    brokerSocket: "/srv/mosaic-data/broker.sock",
+    launchSocket: "/srv/mosaic-data/launch.sock",
+    runnerFiles: [`${FIXTURE_REPO}/src/core/runner/decisions.ts`],
+    packages: [`${FIXTURE_REPO}/node_modules/@modelcontextprotocol/sdk`],
+    adapter: { kind: "harness" },
+    hostEnv: c.env,
+    stateDir: STATE,
+    launchedAt: { hostPid: 4242, now: 1_700_000_000_000 },
+  });
+}
+
+const octal = (m: number) => m.toString(8).padStart(4, "0");
+
+/** One decision a line, `part | value`: the first column is unique, so the review compares line by line. */
+function renderHostPlan(p: HostPlan): string[] {
+  const id = p.identity;
+  const rows: Array<[string, string]> = [
+    ["identity caller", String(id.caller)],
+    ["identity runs as", `${id.runAs.uid}:${id.runAs.gid}`],
+    ["identity drop", id.drop.length > 0 ? id.drop.join(" ") : "none: bwrap runs as the caller"],
+    ...(id.handOver !== null
+      ? ([
+          ["identity hands over workspace", id.handOver.workspace],
+          ["identity hands over run directory", id.handOver.runDir],
+        ] as Array<[string, string]>)
+      : []),
+    ["own session", p.ownSession ? "yes: no controlling terminal of the host's" : "no"],
+    ["runner node", `${p.runnerNode.path} mode ${octal(p.runnerNode.mode)}, a copy of ${p.runnerNode.copyOf}`],
+    ["seccomp arch", p.seccomp.arch],
+    ...p.seccomp.rules.deny.map((d): [string, string] => [`seccomp deny ${d.name}`, `${d.errno}: ${d.why}`]),
+    ...p.seccomp.rules.ioctl.map((d): [string, string] => [`seccomp ioctl ${d.name}`, `EPERM: ${d.why}`]),
+    ["seccomp clone namespaces", p.seccomp.rules.cloneNamespaces ? "EPERM" : "allowed"],
+    ["seccomp x32", p.seccomp.rules.x32 ? "killed" : "allowed"],
+    [
+      "seccomp socket families",
+      p.seccomp.rules.socketFamilies === null
+        ? "any"
+        : p.seccomp.rules.socketFamilies.map((f) => f.name + (f.netlinkRouteOnly ? " (route only)" : "")).join(", "),
+    ],
+    ...p.cgroups.dirs.flatMap((d) =>
+      d.settings.map((s): [string, string] => [
+        `cgroup v${d.version} ${d.dir} ${s.file}`,
+        `${s.value}${s.optional ? " (where the file exists)" : ""}: ${s.why}`,
+      ]),
+    ),
+    ...p.bounds.map((b): [string, string] => [`bound ${b.name} ${b.value}`, b.by.join(", ") || "nothing enforces it"]),
+    ...p.runTree.map((d): [string, string] => [`run tree ${d.path}`, octal(d.mode)]),
+    ["pi models.json copy", p.piModels ?? "none"],
+    ["gate cache", p.gateCache === null ? "none" : `${p.gateCache.dir}, warmed with ${p.gateCache.node}`],
+    ...(p.modelProxy === null
+      ? ([["model proxy", "none: the session has no network"]] as Array<[string, string]>)
+      : ([
+          ["model proxy socket", p.modelProxy.socket],
+          ["model proxy upstream", p.modelProxy.upstream],
+          [
+            "model proxy credential",
+            p.modelProxy.credential === null ? "none" : `${p.modelProxy.credential.header} <set>`,
+          ],
+          ["model proxy mode", p.modelProxy.mode],
+          ["model proxy egress log", p.modelProxy.egressLog],
+          ["model proxy grants", p.modelProxy.grants.join(", ") || "none"],
+        ] as Array<[string, string]>)),
+    [
+      "tool socket",
+      `${p.toolSocket.path}${p.toolSocket.owner === null ? "" : ` owned by ${p.toolSocket.owner.uid}:${p.toolSocket.owner.gid}`}`,
+    ],
+    ...(p.endCheck === null
+      ? []
+      : ([["end check", `${p.endCheck.workspace} → quarantine ${p.endCheck.quarantine}`]] as Array<[string, string]>)),
+    ["workspace lock", p.lock],
+    ["launch records", p.records],
+    ["seccomp program dir", p.seccompDir],
+  ];
+  return ["part | value", ...rows.map(([k, v]) => `${k} | ${v}`)];
+}
+
+/** The invariants a careless goldens:update cannot bless away. */
+function assertHostPlan(p: SessionPlan, facts: HostFacts, c: LaunchCase): void {
+  const run = c.facts.runDir;
+  const ws = c.instance.workspace;
+  const id = p.identity;
+  expect(id.runAs.uid, "a session never runs as uid 0").not.toBe(0);
+  expect(id.runAs.gid, "nor as gid 0").not.toBe(0);
+  if (facts.uid === 0) {
+    expect(id.drop, "a root caller drops to the session's identity before bwrap").toEqual([
+      "setpriv",
+      `--reuid=${id.runAs.uid}`,
+      `--regid=${id.runAs.gid}`,
+      "--clear-groups",
+      "--",
+    ]);
+    expect(id.handOver, "and hands it its workspace and run, nothing else").toEqual({ workspace: ws, runDir: run });
+    expect(p.toolSocket.owner, "the tool socket is the session's").toEqual(id.runAs);
+  } else {
+    expect([id.drop, id.handOver], "a user caller's session is the caller: no drop, nothing handed over").toEqual([
+      [],
+      null,
+    ]);
+    expect(id.runAs.uid).toBe(facts.uid);
+  }
+  expect(p.ownSession, "every sandbox starts in a session of its own").toBe(true);
+  expect(p.runnerNode, "the runner runs on an execute-only copy of node").toEqual({
+    path: facts.runnerNode,
+    copyOf: facts.node.path,
+    mode: 0o111,
+  });
+  expect(RUNNER_NODE_MODE & 0o444, "no read bit for anyone").toBe(0);
+  expect(p.seccomp.rules, "every session gets the whole filter").toEqual(SECCOMP_RULES);
+  assertCgroups(p, facts);
+  assertBounds(p, facts);
+  expect(p.endCheck, "the workspace is checked at the end, into a quarantine outside every sandbox").toEqual({
+    workspace: ws,
+    quarantine: `${STATE}/quarantine/${c.instance.run}`,
+  });
+  for (const outside of [p.endCheck!.quarantine, p.lock, p.records, p.seccompDir, p.modelProxy?.egressLog ?? STATE]) {
+    expect(isWithin(outside, run) || isWithin(outside, ws), `${outside}: the host's state, not the session's`).toBe(
+      false,
+    );
+    expect(isWithin(outside, STATE), `${outside}: under the state directory`).toBe(true);
+  }
+  for (const d of p.runTree) expect([isWithin(d.path, run), d.mode], d.path).toEqual([true, 0o700]);
+  expect(p.piModels === null || isWithin(p.piModels, run), "Pi's models.json copy is the run's own").toBe(true);
+  expect(p.piModels !== null, "only Pi reads a models.json from its agent dir").toBe(p.spec.harness === "pi");
+  expect(p.gateCache === null, "only Claude Code has a gate hook to warm").toBe(p.spec.harness !== "claude-code");
+  if (p.modelProxy !== null)
+    expect(p.modelProxy.socket, "the proxy listens in the run's read-only sock/").toBe(`${run}/sock/model.sock`);
+  expect(p.modelProxy === null, "a proxy exactly when the session has a model").toBe(p.sessionFile.model === null);
+}
+
+function assertCgroups(p: SessionPlan, facts: HostFacts): void {
+  if (facts.uid !== 0) return void expect(p.cgroups.dirs, "a user caller writes no cgroup").toEqual([]);
+  const settings = p.cgroups.dirs.flatMap((d) => d.settings.map((s) => [d.version, s.file, s.value] as const));
+  const v = facts.cgroups.pids!.version;
+  expect(settings, "a root caller's session has its pids bound").toContainEqual([
+    v,
+    "pids.max",
+    SESSION_LIMITS.tasks.value,
+  ]);
+  const mem = SESSION_LIMITS.memoryBytes.value;
+  if (v === 1) {
+    expect(settings, "v1: the memory bound").toContainEqual([1, "memory.limit_in_bytes", mem]);
+    expect(settings, "v1: swap counts too").toContainEqual([1, "memory.memsw.limit_in_bytes", mem]);
+  } else {
+    expect(settings, "v2: the memory bound").toContainEqual([2, "memory.max", mem]);
+    expect(settings, "v2: no swap at all, not the memory figure").toContainEqual([2, "memory.swap.max", 0]);
+    expect(p.cgroups.dirs, "v2: one cgroup holds both controllers").toHaveLength(1);
+  }
+  expect(
+    CGROUP_SETTINGS.memory[1].map((r) => r.file),
+    "v1: swap's row after the memory row, which it may not be set below",
+  ).toEqual(["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"]);
+}
+
+function assertBounds(p: SessionPlan, facts: HostFacts): void {
+  expect(p.bounds, "the bounds are read off this plan's argv, binds and cgroups").toEqual(
+    planBounds(p.argv, p.binds, p.cgroups),
+  );
+  const by = Object.fromEntries(p.bounds.map((b) => [b.name, b.by]));
+  expect(by.tasks, "tasks: RLIMIT_NPROC for every caller").toContain("prlimit --nproc");
+  expect(by.dataBytes, "each process's writable memory").toEqual(["prlimit --data"]);
+  for (const t of ["tmpBytes", "homeBytes", "shmBytes"]) expect(by[t]!.length, `${t} is enforced`).toBe(1);
+  if (facts.uid === 0) {
+    expect(by.tasks, "a root caller's session: the pids cgroup too").toContain("pids cgroup");
+    expect(by.memoryBytes, "and the memory cgroup").toEqual(["memory cgroup"]);
+  } else expect(by.memoryBytes, "a user caller has no memory cgroup: stated, not hidden").toEqual([]);
+}
+
+describe("the host's side of each launch", () => {
+  for (const c of loadCases().filter((x) => x.refuses === undefined))
+    for (const host of HOSTS)
+      it(`${c.name} on ${host.name}: ${c.why}`, async () => {
+        const p = planOf(c, host.facts);
+        assertHostPlan(p, host.facts, c);
+        const body = normalise(renderHostPlan(p).join("\n"), {
+          "<run>": c.facts.runDir,
+          "<ws>": c.instance.workspace,
+          "<state>": STATE,
+          "<repo>": FIXTURE_REPO,
+          "<node>": host.facts.node.path,
+        });
+        expect(body, "no credential's value in the golden").not.toMatch(/stand-in-value/);
+        await matchGolden(
+          "session/host-plan",
+          `${c.name}.${host.name}`,
+          "txt",
+          `host plan: what start() carries out for ${c.name} on a ${host.name} host`,
+          body,
+        );
+      });
+});
+
+describe("planBounds reads the enforcers off the plan", () => {
+  it("a bound whose enforcer is gone from the argv, binds or cgroups says nothing enforces it", () => {
+    const c = loadCases().find((x) => x.name === "pi-coder")!;
+    const p = planOf(c, HOST_LAYOUTS["root-caller"]!.facts);
+    const bare = planBounds(
+      p.argv.filter((t) => !t.startsWith("--nproc=") && !t.startsWith("--data=")),
+      p.binds.map((b) => ({ ...b, size: undefined })),
+      { name: "", dirs: [] },
+    );
+    expect(bare.map((b) => [b.name, b.by])).toEqual([
+      ["tasks", []],
+      ["dataBytes", []],
+      ["memoryBytes", []],
+      ["tmpBytes", []],
+      ["homeBytes", []],
+      ["shmBytes", []],
+    ]);
+  });
+});
