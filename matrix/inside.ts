@@ -3,8 +3,9 @@
 //   launch        the launcher's decision for a pi-coder session: launched, or its refusal event;
 //   merged-facts  the probe on this host, and on this host's facts with /bin, /lib, /lib64 and /sbin
 //                 taken for merged-usr links (the split-usr row's positive control);
-//   attacks       MATRIX_ATTACKS, each blocked with every layer in place and let through with the
-//                 row's layers removed on purpose (the control), as this process's identity.
+//   attacks       MATRIX_ATTACKS, each through this host's launcher (prepareLaunch(), start()): blocked
+//                 with every layer in place and let through with the row's layers removed on purpose
+//                 from the prepared launch (the control), as this process's identity.
 import { ATTACKS } from "../src/conformance/attacks/table.ts";
 import { runAttack } from "../src/conformance/attacks/run.ts";
 import { makeAttackWorld } from "../src/conformance/attacks/world.ts";
@@ -54,7 +55,7 @@ async function attacks(): Promise<void> {
         identity,
         blocked: {
           through: blocked.through,
-          ran: blocked.out.includes("RUNNER-ALIVE"),
+          ran: blocked.ran,
           out: blocked.out.slice(0, 400),
         },
         control: control === null ? null : { through: control.through, out: control.out.slice(0, 400) },

@@ -130,7 +130,7 @@ const refusedArm = (a: ArmRequest, refused: { code: string; message: string }): 
   refused,
 });
 
-async function runArm(h: Host, a: ArmRequest): Promise<ArmResult> {
+async function runArm(h: Host, a: ArmRequest, hold: () => Promise<void>): Promise<ArmResult> {
   const planned = planArm(h, a);
   if (!("req" in planned)) return refusedArm(a, planned);
   const ready = { prepared: planned };
@@ -153,6 +153,7 @@ async function runArm(h: Host, a: ArmRequest): Promise<ArmResult> {
     const id = h.broker.deliver(a.name, { from: "attack-host", body: a.script });
     answer = await reply(h, "attack-host", id, () => over, budget);
   } else if (a.asRunner) await Promise.race([s.exited, sleep(budget)]);
+  if (a.pause === true) await hold();
   const end = await s.stop();
   return {
     name: a.name,
@@ -177,10 +178,17 @@ function readTurnStderr(run: string): string {
 }
 
 async function serve(h: Host, ctl: Socket): Promise<void> {
-  const lines = createInterface({ input: ctl });
-  for await (const line of lines) {
-    const a = JSON.parse(line) as ArmRequest;
-    const r = await runArm(h, a).catch((e: unknown): ArmResult => ({ name: a.name, error: String(e) }) as ArmResult);
+  const lines = createInterface({ input: ctl })[Symbol.asyncIterator]();
+  for (let next = await lines.next(); !next.done; next = await lines.next()) {
+    const a = JSON.parse(next.value) as ArmRequest;
+    // A pause: the test looks at the host while the session still runs, then says to go on.
+    const hold = async () => {
+      ctl.write(JSON.stringify({ paused: a.name }) + "\n");
+      await lines.next();
+    };
+    const r = await runArm(h, a, hold).catch(
+      (e: unknown): ArmResult => ({ name: a.name, error: String(e) }) as ArmResult,
+    );
     ctl.write(JSON.stringify(r) + "\n");
   }
 }

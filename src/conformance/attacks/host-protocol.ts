@@ -31,6 +31,8 @@ export interface ArmRequest {
   script: string;
   asRunner: boolean;
   turnTimeoutSeconds: number;
+  /** After the turn the host says `{ paused: name }` and waits for `{ resume: name }` before it stops the session. */
+  pause?: boolean;
   /** What the launch is planned on, where an arm changes it: the workspace, the founder's HOME in the facts, paths the planner sees as plain files. */
   plan?: { workspace?: string; home?: string; filesNotLinks?: readonly string[] };
 }

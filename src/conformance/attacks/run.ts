@@ -46,6 +46,7 @@ export async function runAttack(
   const end = row.asRunner ? `echo "${ATTACK_END} $?" >&2` : `echo "${ATTACK_END} $?"`;
   const script = `(\n${row.script(arm)}\n)\n${end}\n`;
   let r: ArmResult | null = null;
+  let during: unknown;
   try {
     r = await w.arm(
       {
@@ -55,8 +56,9 @@ export async function runAttack(
         asRunner: row.asRunner === true,
         turnTimeoutSeconds: Math.ceil((row.timeoutMs ?? 30_000) / 1000),
         ...(plan !== undefined ? { plan } : {}),
+        ...(row.during !== undefined ? { pause: true } : {}),
       },
-      { terminal: row.terminal === true },
+      { terminal: row.terminal === true, paused: () => void (during = row.during?.(arm)) },
     );
     if (r.error !== undefined) throw new Error(`the attack host could not run ${row.id}: ${r.error}`);
     arm.capability = r.capability;
@@ -67,6 +69,7 @@ export async function runAttack(
       signal: r.exit.kind === "signal" ? r.exit.signal : null,
       stderr: `${r.stderr}\n-- the turn's stderr\n${r.turnStderr}`,
       replied: r.replied,
+      during,
     };
     const ran = (row.asRunner === true || r.replied) && r.out.includes(ATTACK_END);
     return {

@@ -12,8 +12,18 @@ import { gitRows } from "./git-rows.ts";
 import { CAPABILITY_LABEL } from "./world.ts";
 import type { AttackWorld, Identity } from "./world.ts";
 
-/** What an arm left: the turn's reply (its stdout), the session's exit, and whether the runner replied at all. */
-export type Outcome = { out: string; status: number | null; signal: string | null; stderr: string; replied: boolean };
+/**
+ * What an arm left: the turn's reply (its stdout), the session's exit, whether the runner replied at
+ * all, and what the row's `during` saw while the session still ran.
+ */
+export type Outcome = {
+  out: string;
+  status: number | null;
+  signal: string | null;
+  stderr: string;
+  replied: boolean;
+  during?: unknown;
+};
 
 export interface AttackRow {
   id: string;
@@ -40,6 +50,8 @@ export interface AttackRow {
   timeoutMs?: number;
   /** The identities the row runs for, where not both; the other's Limit is in `note`. */
   only?: readonly Identity[];
+  /** Looks at the host after the turn, while the session still runs (its sockets still served); the answer is the outcome's `during`. */
+  during?: (w: AttackWorld) => unknown;
   /** Changes the world before the sandbox is planned (git-rows.ts) or reads it; what it returns goes to teardown. */
   setup?: (w: AttackWorld) => unknown;
   /** Puts back what the attack (or a control that got through) changed on the host. */
@@ -505,7 +517,9 @@ export const ATTACKS: readonly AttackRow[] = [
     layers: ["sockets-ro"],
     script: (w) =>
       `chmod 0777 "${w.run}" "${w.run}/sock"; chmod 0666 "${w.run}/sock/tools.sock"; ls -ld "${w.run}" "${w.run}/sock" "${w.run}/sock/tools.sock"`,
-    through: (_r, w) => otherUidConnects(join(w.run, "sock/tools.sock")),
+    // Tried while the session still runs: its runner serves tools.sock until the end.
+    during: (w) => otherUidConnects(join(w.run, "sock/tools.sock")),
+    through: (r) => r.during === true,
   },
   // Socket families the network namespace does not cover.
   {

@@ -64,8 +64,11 @@ export interface AttackWorld {
   traps: { tcpPort: number; abstract: string };
   connections: { launch: number; tcpTrap: number; abstractTrap: number };
   readableNode: string;
-  /** Runs one arm on the attack host, or on one started under a terminal (`terminal`). */
-  arm(req: ArmRequest, opts?: { terminal?: boolean }): Promise<ArmResult>;
+  /**
+   * Runs one arm on the attack host, or on one started under a terminal (`terminal`); with
+   * `req.pause`, `paused` runs after the turn, while the session still runs.
+   */
+  arm(req: ArmRequest, opts?: { terminal?: boolean; paused?: () => Promise<void> | void }): Promise<ArmResult>;
   close(): Promise<void>;
 }
 
@@ -150,7 +153,11 @@ function startNeighbour(
 }
 
 /** One attack host on the control socket: arms go to it one at a time, in order. */
-type HostLink = { child: ChildProcess; ask(req: ArmRequest): Promise<ArmResult>; close(): Promise<void> };
+type HostLink = {
+  child: ChildProcess;
+  ask(req: ArmRequest, paused?: () => Promise<void> | void): Promise<ArmResult>;
+  close(): Promise<void>;
+};
 
 /** Accepts the next host's connection and reads its ready line. */
 function acceptHost(server: Server, child: ChildProcess): Promise<HostLink> {
@@ -162,12 +169,21 @@ function acceptHost(server: Server, child: ChildProcess): Promise<HostLink> {
       void lines.next().then(() => {
         child.off("exit", early);
         let queue: Promise<unknown> = Promise.resolve();
-        const ask = (req: ArmRequest) => {
+        const read = async (name: string) => {
+          const r = await lines.next();
+          if (r.done) throw new Error(`the attack host went away during arm ${name}`);
+          return JSON.parse(r.value) as ArmResult & { paused?: string };
+        };
+        const ask = (req: ArmRequest, paused?: () => Promise<void> | void) => {
           const next = queue.then(async () => {
             sock.write(JSON.stringify(req) + "\n");
-            const r = await lines.next();
-            if (r.done) throw new Error(`the attack host went away during arm ${req.name}`);
-            return JSON.parse(r.value) as ArmResult;
+            let r = await read(req.name);
+            if (r.paused !== undefined) {
+              await paused?.();
+              sock.write(JSON.stringify({ resume: req.name }) + "\n");
+              r = await read(req.name);
+            }
+            return r as ArmResult;
           });
           queue = next.catch(() => {});
           return next;
@@ -259,9 +275,9 @@ export async function makeAttackWorld(identity: Identity): Promise<AttackWorld> 
     connections,
     readableNode,
     async arm(req, opts = {}) {
-      if (!opts.terminal) return hosts[0]!.ask(req);
+      if (!opts.terminal) return hosts[0]!.ask(req, opts.paused);
       terminalHost ??= startHost(c, cfg, server, true).then((h) => (hosts.push(h), h));
-      return (await terminalHost).ask(req);
+      return (await terminalHost).ask(req, opts.paused);
     },
     async close() {
       await Promise.all(hosts.map((h) => h.close()));
