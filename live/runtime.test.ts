@@ -708,6 +708,7 @@ describe("the host dying hard", () => {
     expect(isAlive(bwrap), "bwrap outlives the host: no --die-with-parent").toBe(true);
     expect(isAlive(runner), "the runner runs on under its bwrap").toBe(true);
     // Another bwrap on the host, of no lost run: recover() must leave it alone.
+    // Not through start(): a decoy bwrap that is no session's, which recover() must leave alone
     const decoy = spawn("bwrap", ["--dev-bind", "/", "/", "--chdir", "/tmp", "--", "/bin/sleep", "30"], {
       stdio: "ignore",
     });
