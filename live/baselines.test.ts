@@ -15,8 +15,7 @@ import {
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import type { SessionSetup } from "../src/conformance/worlds/live-session.ts";
-import { startSessionSetup } from "../src/conformance/worlds/live-session.ts";
+import { makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 
 // The installed binaries against baselines/: versions, option lists and the behaviour the adapters
 // rely on (baselines/README.md), each drift named. bwrap is the system's, so its baseline is the
@@ -94,17 +93,16 @@ describe("the behaviour the adapters rely on is the pinned one", () => {
       ? null
       : "Claude Code or Pi is missing (npm ci)");
   const it = liveIt("bwrap, Claude Code and Pi", problem);
-  let setup: SessionSetup;
-  let close: (() => Promise<void>) | undefined;
+  let w: RuntimeWorld;
   beforeAll(async () => {
-    if (problem === null) ({ setup, close } = await startSessionSetup("facts", hostFacts));
+    if (problem === null) w = await makeRuntimeWorld("facts");
   });
   afterAll(async () => {
-    await close?.();
+    await w?.close();
   });
 
   it('Claude Code: --restricted, --setting-sources "", the default tools and the Glob cut, as pinned', async () => {
-    const read = await readClaudeFacts(setup);
+    const read = await readClaudeFacts(w);
     expect(
       diffFacts("claude-code", loadBaseline("claude-code")?.facts, read),
       `Claude Code's behaviour drifted from baselines/claude-code.json: ${SYNC}`,
@@ -112,7 +110,7 @@ describe("the behaviour the adapters rely on is the pinned one", () => {
   }, 120_000);
 
   it("Pi: what -nc keeps out, as pinned", async () => {
-    const read = await readPiFacts(setup);
+    const read = await readPiFacts(w);
     expect(
       diffFacts("pi", loadBaseline("pi")?.facts, read),
       `Pi's behaviour drifted from baselines/pi.json: ${SYNC}`,

@@ -5,7 +5,8 @@ import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
-import { CLAUDE_BIN, startSessionSetup, type SessionSetup } from "../src/conformance/worlds/live-session.ts";
+import { CLAUDE_BIN } from "../src/conformance/worlds/live-session.ts";
+import { makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 import {
   MEMORY_LOCATIONS,
   probeMemory,
@@ -15,9 +16,9 @@ import {
 
 // Memory files with their polarity pairs. Every place Claude Code or Pi reads memory from gets a
 // marker, in the workspace and in the session's HOME (<run>/home), never the workspace's parent,
-// which the sandbox hides whatever the flags. A planned session (decideLaunch, writeBundle, the
-// adapter's argv in bwrap) runs one turn; each arm asserts exactly which markers reached the
-// scripted API. The shipped flags keep every one out; each flag removed on purpose lets in what
+// which the sandbox hides whatever the flags. A session the launcher started (prepareLaunch(), the
+// flags dropped from the adapter's argv on purpose, start()) runs one turn; each arm asserts
+// exactly which markers reached the scripted API. The shipped flags keep every one out; each flag removed on purpose lets in what
 // it kept out (baselines/README.md: what each flag does, as measured).
 const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
@@ -92,15 +93,14 @@ const ARMS: {
   },
 ];
 
-let setup: SessionSetup;
-let close: (() => Promise<void>) | undefined;
+let w: RuntimeWorld;
 
 beforeAll(async () => {
-  ({ setup, close } = await startSessionSetup("memory", hostFacts));
+  w = await makeRuntimeWorld("memory");
 });
 
 afterAll(async () => {
-  await close?.();
+  await w?.close();
 });
 
 describe("memory files reach the model only with their flag removed on purpose", () => {
@@ -110,7 +110,7 @@ describe("memory files reach the model only with their flag removed on purpose",
   });
   for (const arm of ARMS) {
     it(`${arm.name}: ${arm.why}`, async () => {
-      const r = await probeMemory(setup, arm.name, arm.example, arm.drop);
+      const r = await probeMemory(w, arm.name, arm.example, arm.drop);
       expect(r.bodies, "the turn reached the scripted API").toBeGreaterThan(0);
       expect(r.reached, `${arm.why}; stderr: ${r.stderr.slice(0, 400)}`).toEqual(arm.reaches);
     }, 90_000);

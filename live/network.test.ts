@@ -9,21 +9,22 @@ import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import {
   CLAUDE_BIN,
-  planLiveSession,
+  explain,
+  harnessHostEnv,
+  prepareLive,
   runLiveTurn,
-  startSessionSetup,
-  withModelPort,
-  type LiveSession,
-  type SessionSetup,
+  type Example,
 } from "../src/conformance/worlds/live-session.ts";
+import { makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
+import { withoutAnyOf } from "../src/conformance/controls/argv.ts";
+import { launchWithBwrapArgv, launchWithEnv, launchWithHarnessModelPort } from "../src/conformance/controls/launch.ts";
+import type { PreparedLaunch } from "../src/host/launcher.ts";
 import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
 import { makeCanary } from "../src/conformance/traps/canary.ts";
 import { startTrap, type Trap } from "../src/conformance/traps/listener.ts";
 import { startScriptedApi, toolResultsIn, type ScriptedApi } from "../src/conformance/stand-ins/scripted-api.ts";
 import { MODEL_PORT, type EgressRecord } from "../src/core/network/egress.ts";
 import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
-import { binds } from "../src/core/sandbox/binds.ts";
-import { realFsView } from "../src/host/fs-view.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
@@ -34,9 +35,8 @@ const it = liveIt(
     (existsSync(CLAUDE_BIN) ? null : `${CLAUDE_BIN} missing (npm ci)`),
 );
 
-/** The sessions' world; its bus socket is a quiet one: nothing here speaks the broker's protocol. */
-let setup: SessionSetup;
-let close: (() => Promise<void>) | undefined;
+/** The sessions' world: the launcher's, with a stand-in broker. */
+let w: RuntimeWorld;
 /** Traps on the host: a TCP listener on its loopback and an abstract Unix socket, each counting connections. */
 const trap = {
   tcp: null as Trap | null,
@@ -47,7 +47,7 @@ const trap = {
 };
 
 beforeAll(async () => {
-  ({ setup, close } = await startSessionSetup("network", hostFacts));
+  w = await makeRuntimeWorld("network");
   trap.tcp = await startTrap({ tcp: "127.0.0.1" }, { onHit: () => trap.hits.tcp++ });
   trap.tcpPort = trap.tcp.port!;
   trap.abstract = await startTrap({ abstract: trap.abstractName }, { onHit: () => trap.hits.abstract++ });
@@ -55,49 +55,51 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([trap.tcp?.close(), trap.abstract?.close()]);
-  await close?.();
+  await w?.close();
 });
 
+/** One launch of a shipped example, planned by prepareLaunch() with the real harness; hostEnv overrides the stand-ins (undefined removes). */
 function prepare(
   name: string,
   api: ScriptedApi,
-  example: "claude-coder" | "pi-coder",
+  example: Example,
   hostEnv: Record<string, string | undefined> = {},
-): LiveSession {
-  return planLiveSession(setup, name, api.url, example, hostEnv);
+): PreparedLaunch {
+  return prepareLive(w, w.instance(example, name), api.url, harnessHostEnv(w, api.url, hostEnv));
 }
 
-const shellTool = (p: LiveSession, command: string) =>
-  p.plan.harness === "pi" ? { name: "bash", input: { command } } : { name: "Bash", input: { command } };
+const shellTool = (p: PreparedLaunch, command: string) =>
+  p.launch.harness === "pi" ? { name: "bash", input: { command } } : { name: "Bash", input: { command } };
 
-/** The shell tool's one result, as the model was shown it. */
-async function runShell(
-  p: LiveSession,
-  api: ScriptedApi,
-  command: string,
-  editArgv?: (a: string[]) => string[],
-): Promise<string> {
+/** The shell tool's one result, as the model was shown it, from one turn of the started session. */
+async function runShell(p: PreparedLaunch, api: ScriptedApi, command: string): Promise<string> {
   api.replaceScript(scriptOf([{ tool_use: shellTool(p, command) }, { text: "turn-finished-network" }]));
-  const r = await runLiveTurn(p, "do the task", binds(p.spec, p.facts, realFsView()), editArgv);
-  expect(r.status, `the turn failed: ${r.stderr.slice(0, 800)}`).toBe(0);
+  const r = await runLiveTurn(w, p, "do the task");
+  expect(r.reply, `the turn failed: ${explain(r)}`).toBe("turn-finished-network");
   const seen = toolResultsIn(api.messageBodies().at(-1));
   expect(seen.length, "one shell result reached the model").toBe(1);
   return seen[0]!;
 }
 
-const readEgress = (p: LiveSession): EgressRecord[] =>
-  existsSync(p.egressLog)
-    ? readFileSync(p.egressLog, "utf8")
+/** The host's record of what the session's model port let out: the launcher's proxy writes one JSON line a request. */
+const egressLogOf = (p: PreparedLaunch): string => {
+  if (p.session.modelProxy === null) throw new Error("the plan has no model proxy");
+  return p.session.modelProxy.egressLog;
+};
+
+const readEgress = (p: PreparedLaunch): EgressRecord[] =>
+  existsSync(egressLogOf(p))
+    ? readFileSync(egressLogOf(p), "utf8")
         .trim()
         .split("\n")
         .filter(Boolean)
         .map((l) => JSON.parse(l) as EgressRecord)
     : [];
 
+/** The session's bwrap argv without --unshare-net, which it must have had. */
 const withoutUnshareNet = (a: string[]) => {
-  const i = a.indexOf("--unshare-net");
-  if (i === -1) throw new Error("the argv has no --unshare-net to remove");
-  return [...a.slice(0, i), ...a.slice(i + 1)];
+  if (!a.includes("--unshare-net")) throw new Error("the argv has no --unshare-net to remove");
+  return withoutAnyOf("--unshare-net")(a);
 };
 
 const TRAP_SCRIPT = () =>
@@ -131,9 +133,12 @@ describe("the network trap, through each CLI's own shell tool", () => {
       const api = await startScriptedApi();
       try {
         // Sharing the host's network, the model port moves to a free one: 8787 may be taken there.
-        const p = withModelPort(prepare(`trap-open-${example}`, api, example), await freePort());
+        const p = launchWithBwrapArgv(
+          launchWithHarnessModelPort(prepare(`open-${example}`, api, example), await freePort()),
+          withoutUnshareNet,
+        );
         const before = { ...trap.hits };
-        const out = await runShell(p, api, TRAP_SCRIPT(), withoutUnshareNet);
+        const out = await runShell(p, api, TRAP_SCRIPT());
         expect(out).toContain("TCP CONNECTED");
         expect(out).toContain("ABSTRACT CONNECTED");
         expect(trap.hits.tcp, "the trap recorded the TCP connection").toBeGreaterThan(before.tcp);
@@ -160,7 +165,7 @@ describe("the credential canary", () => {
     const api = await startScriptedApi();
     try {
       const p = prepare("canary", api, "claude-coder", { ANTHROPIC_API_KEY: canary, ANTHROPIC_AUTH_TOKEN: undefined });
-      expect(p.plan.credentialSet).toBe("api-key");
+      expect(p.launch.credentialSet).toBe("api-key");
       const out = await runShell(p, api, CANARY_SCAN);
       expect(count(out, "ENV-CANARY"), `no process inside holds the key: ${out}`).toBe(0);
       expect(count(out, "ENV-PLACEHOLDER"), "the harness holds the placeholder").toBeGreaterThan(0);
@@ -170,7 +175,7 @@ describe("the credential canary", () => {
       for (const b of api.messageBodies()) expect(b.includes(canary), "no request body holds the key").toBe(false);
       const egress = readEgress(p);
       expect(egress.length, "every model call is in the egress log").toBe(api.messageBodies().length);
-      expect(readFileSync(p.egressLog, "utf8")).not.toContain(canary);
+      expect(readFileSync(egressLogOf(p), "utf8")).not.toContain(canary);
     } finally {
       await api.stop();
     }
@@ -183,10 +188,7 @@ describe("the credential canary", () => {
         ANTHROPIC_API_KEY: canary,
         ANTHROPIC_AUTH_TOKEN: undefined,
       });
-      const leaky: LiveSession = {
-        ...p,
-        plan: { ...p.plan, adapter: { ...p.plan.adapter, env: { ...p.plan.adapter.env, ANTHROPIC_API_KEY: canary } } },
-      };
+      const leaky = launchWithEnv(p, (env) => ({ ...env, ANTHROPIC_API_KEY: canary }));
       const out = await runShell(leaky, api, CANARY_SCAN);
       expect(count(out, "ENV-CANARY"), out).toBeGreaterThan(0);
     } finally {

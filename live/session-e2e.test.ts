@@ -1,31 +1,38 @@
-import { realFsView } from "../src/host/fs-view.ts";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
-import { binds } from "../src/core/sandbox/binds.ts";
 import { piReply } from "../src/core/runner/decisions.ts";
 import { checkTripwire, completedCalls } from "../src/core/runner/tripwire.ts";
-import type { Bind } from "../src/core/sandbox/types.ts";
+import type { LaunchPlan } from "../src/core/launch/decide-launch.ts";
+import type { PreparedLaunch } from "../src/host/launcher.ts";
+import { importGraph } from "../src/host/import-graph.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { withoutFlags } from "../src/conformance/controls/argv.ts";
+import { launchWithArgv, launchWithSettings } from "../src/conformance/controls/launch.ts";
 import {
   CLAUDE_BIN,
-  planLiveSession,
+  explain,
+  homeSeed,
+  prepareLive,
   runLiveTurn,
-  startSessionSetup,
-  type LiveSession,
-  type SessionSetup,
+  withHomeSeed,
+  withKeptStdout,
+  type Example,
+  type LiveTurn,
 } from "../src/conformance/worlds/live-session.ts";
+import { makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 import { startScriptedApi, toolResultsIn } from "../src/conformance/stand-ins/scripted-api.ts";
 import { scriptOf, type Reply } from "../src/conformance/stand-ins/model-script/format.ts";
-import type { StandIns } from "../src/conformance/stand-ins/secrets.ts";
 
-// The whole confinement layer at once, with nothing hand-built: decideLaunch() plans a coder from
-// the shipped example instances, writeBundle() writes its bundle, and the adapter's own argv runs
-// the real Claude Code or Pi inside bwrap from binds()/bwrapArgv() (src/conformance/worlds/live-session.ts).
+// The whole confinement layer at once, through the one launcher: prepareLaunch() plans a coder
+// from the shipped example instances, start() runs the real runner in bwrap, and each message's
+// turn runs the real Claude Code or Pi with the adapter's own argv (src/conformance/worlds/live-session.ts).
 // The gate runs on every tool call: Claude Code's through the bundle's hook, Pi's through the
-// extension. The scripted API records what the model was shown.
+// extension; the runner's tripwire checks each completed call. The scripted API records what the
+// model was shown. Each turn's stdout is kept by a front before the harness (withKeptStdout), for
+// the assertions on the harness's own event stream; HOME's memory file goes in through its seed.
 const CLAUDE = CLAUDE_BIN;
 const hostFacts = readHostFacts({ repo: REPO_ROOT });
 const it = liveIt(
@@ -35,42 +42,56 @@ const it = liveIt(
     (existsSync(CLAUDE) ? null : `${CLAUDE} missing (npm ci)`),
 );
 
-let setup: SessionSetup;
-let close: (() => Promise<void>) | undefined;
-let stand: StandIns;
+let w: RuntimeWorld;
 const MARKER = `claude-md-marker-${process.pid}`;
 
 beforeAll(async () => {
-  const s = await startSessionSetup("e2e", hostFacts);
-  ({ setup, close } = s);
-  stand = s.world.stand;
+  w = await makeRuntimeWorld("e2e");
 });
 
 afterAll(async () => {
-  await close?.();
+  await w?.close();
 });
 
-type Prepared = LiveSession;
+type Prepared = { prepared: PreparedLaunch; plan: LaunchPlan; ws: string; run: string; seed: string };
 
-/** Plans, and writes, one launch from a shipped example instance (claude-coder or pi-coder). */
-function prepare(name: string, apiUrl: string, example: "claude-coder" | "pi-coder" = "claude-coder"): Prepared {
-  const p = planLiveSession(setup, name, apiUrl, example);
-  expect(p.gatePackages, "the gate loads no package: Claude Code's sandbox has no node_modules").toEqual([]);
+/**
+ * Plans one launch from a shipped example instance (claude-coder or pi-coder), with what its
+ * workspace and HOME hold planted first.
+ */
+function prepare(name: string, apiUrl: string, example: Example = "claude-coder"): Prepared {
+  const gate = importGraph([
+    join(REPO_ROOT, example === "pi-coder" ? "src/host/pi-extension.ts" : "src/host/claude-gate.ts"),
+  ]);
+  expect(gate.packages, "the gate loads no package: it runs on node's own modules only").toEqual([]);
+  const instance = w.instance(example, name);
+  const ws = instance.workspace;
   // Memory files a session's prompt must never carry: the workspace's and HOME's. The parent's is
   // hidden by the sandbox whatever the flags; every location, with each flag's polarity pair, is
   // live/memory.test.ts.
-  writeFileSync(join(p.ws, "CLAUDE.md"), `Always mention ${MARKER}.\n`);
-  writeFileSync(join(p.ws, "..", "CLAUDE.md"), `Parent memory ${MARKER}.\n`);
-  mkdirSync(join(p.home, ".claude"), { recursive: true });
-  writeFileSync(join(p.home, ".claude/CLAUDE.md"), `User memory ${MARKER}.\n`);
-  writeFileSync(join(p.ws, "inside.txt"), "a file inside the workspace\n");
-  writeFileSync(join(p.run, "session.json"), JSON.stringify({ note: `the host's record ${stand.secret}` }) + "\n");
-  return p;
+  writeFileSync(join(ws, "CLAUDE.md"), `Always mention ${MARKER}.\n`);
+  writeFileSync(join(ws, "..", "CLAUDE.md"), `Parent memory ${MARKER}.\n`);
+  const seed = homeSeed(w, name);
+  mkdirSync(join(seed, ".claude"), { recursive: true });
+  writeFileSync(join(seed, ".claude/CLAUDE.md"), `User memory ${MARKER}.\n`);
+  writeFileSync(join(ws, "inside.txt"), "a file inside the workspace\n");
+  const prepared = prepareLive(w, instance, apiUrl);
+  return { prepared, plan: prepared.launch, ws, run: prepared.session.sessionFile.runDir, seed };
 }
 
-/** The adapter's command, in the workspace, inside the sandbox, with the message appended. */
-function runTurn(p: Prepared, table: Bind[], message: string) {
-  return runLiveTurn(p, message, table);
+/**
+ * One turn of the prepared launch, its stdout kept and HOME seeded. Once the runner has read its
+ * session.json, the host's record with a stand-in secret takes its place: the file outside the
+ * workspace that the reads below aim at.
+ */
+function runTurn(p: Prepared, launch: PreparedLaunch, message: string): Promise<LiveTurn> {
+  return runLiveTurn(w, withHomeSeed(withKeptStdout(launch), p.seed), message, {
+    afterClaim: () =>
+      writeFileSync(
+        join(p.run, "session.json"),
+        JSON.stringify({ note: `the host's record ${w.stand.secret}` }) + "\n",
+      ),
+  });
 }
 
 describe("a planned Claude Code session, end to end", () => {
@@ -81,20 +102,23 @@ describe("a planned Claude Code session, end to end", () => {
       const p = prepare("coder-e2e", url);
       const replies: Reply[] = [
         { tool_use: { name: "Read", input: { file_path: join(p.run, "session.json") } } },
-        { tool_use: { name: "Read", input: { file_path: stand.files.sshKey } } },
+        { tool_use: { name: "Read", input: { file_path: w.stand.files.sshKey } } },
         { tool_use: { name: "Write", input: { file_path: join(p.ws, "made-by-session.txt"), content: "inside\n" } } },
         { tool_use: { name: "Read", input: { file_path: join(p.ws, "inside.txt") } } },
         { text: "turn-finished-e2e" },
       ];
       api.replaceScript(scriptOf(replies));
-      const r = await runTurn(p, binds(p.spec, p.facts, realFsView()), "do the task");
+      const r = await runTurn(p, p.prepared, "do the task");
       const result = r.stdout
         .trim()
         .split("\n")
         .filter(Boolean)
         .map((l) => JSON.parse(l))
         .find((m) => m.type === "result");
-      expect(result?.result, `no result line; stderr: ${r.stderr.slice(0, 800)}`).toBe("turn-finished-e2e");
+      expect(result?.result, `no result line; ${explain(r)}`).toBe("turn-finished-e2e");
+      expect(r.reply, "the runner counted the turn: each completed call had the gate's allow").toBe(
+        "turn-finished-e2e",
+      );
 
       const bodies = api.messageBodies();
       expect(bodies.length).toBe(5);
@@ -107,7 +131,7 @@ describe("a planned Claude Code session, end to end", () => {
       expect(seen[3], "a read inside the workspace is allowed").toContain("a file inside the workspace");
       expect(readFileSync(join(p.ws, "made-by-session.txt"), "utf8")).toBe("inside\n");
       for (const b of bodies) {
-        expect(b.includes(stand.secret), "no stand-in secret reaches the model").toBe(false);
+        expect(b.includes(w.stand.secret), "no stand-in secret reaches the model").toBe(false);
         expect(b.includes(MARKER), "no CLAUDE.md reaches the model").toBe(false);
       }
     } finally {
@@ -138,27 +162,26 @@ describe("a planned Claude Code session, end to end", () => {
       const url = api.url;
       try {
         const p = prepare(`nogate-${ARMS.indexOf(arm)}`, url);
-        if (arm.dropHook) {
-          const settingsFile = join(p.plan.bundleDir, "settings.json");
-          writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, "utf8")), hooks: {} }));
-        }
-        const plan = arm.dropRestricted
-          ? { ...p.plan, adapter: { ...p.plan.adapter, argv: p.plan.adapter.argv.filter((t) => t !== "--restricted") } }
-          : p.plan;
+        let launch = p.prepared;
+        if (arm.dropHook)
+          launch = launchWithSettings(launch, "the hook removed on purpose", (settings) =>
+            JSON.stringify({ ...(JSON.parse(settings) as object), hooks: {} }),
+          );
+        if (arm.dropRestricted) launch = launchWithArgv(launch, (argv) => withoutFlags(argv, ["--restricted"]));
         api.replaceScript(
           scriptOf([
             { tool_use: { name: "Read", input: { file_path: join(p.run, "session.json") } } },
             { text: "turn-finished-arm" },
           ]),
         );
-        const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts, realFsView()), "do the task");
-        expect(r.stdout, r.stderr.slice(0, 800)).toContain("turn-finished-arm");
+        const r = await runTurn(p, launch, "do the task");
+        expect(r.stdout, explain(r)).toContain("turn-finished-arm");
         const seen = toolResultsIn(api.messageBodies().at(-1));
         if (arm.blockedBy === null)
-          expect(seen[0], "with both layers gone the read goes through").toContain(stand.secret);
+          expect(seen[0], "with both layers gone the read goes through").toContain(w.stand.secret);
         else {
           expect(seen[0]).toMatch(arm.blockedBy);
-          expect(seen[0]).not.toContain(stand.secret);
+          expect(seen[0]).not.toContain(w.stand.secret);
         }
       } finally {
         await api.stop();
@@ -183,8 +206,8 @@ describe("a planned Pi session, end to end", () => {
           { text: "turn-finished-pi" },
         ]),
       );
-      const r = await runTurn(p, binds(p.spec, p.facts, realFsView()), "do the task");
-      expect(r.status, `pi failed: ${r.stderr.slice(0, 800)}`).toBe(0);
+      const r = await runTurn(p, p.prepared, "do the task");
+      expect(r.reply, `pi failed: ${explain(r)}`).toBe("turn-finished-pi");
       expect(piReply(r.stdout), "the reply is agent_end's last message in Pi's JSON stream").toEqual({
         reply: "turn-finished-pi\n",
       });
@@ -192,6 +215,9 @@ describe("a planned Pi session, end to end", () => {
         completedCalls("pi-json", r.stdout).map((c) => c.tool),
         "the tripwire reads the write and the read inside as completed; the two blocked reads are errors",
       ).toEqual(["write", "read"]);
+      expect(r.runnerLog, "the runner's tripwire saw the gate allow both").toContain(
+        "turn 1: tripwire: the gate allowed each of 2 completed tool calls",
+      );
       const bodies = api.messageBodies();
       expect(bodies.length).toBe(5);
       const seen = toolResultsIn(bodies.at(-1));
@@ -201,7 +227,7 @@ describe("a planned Pi session, end to end", () => {
       expect(seen[3], "a read inside the workspace is allowed").toContain("a file inside the workspace");
       expect(readFileSync(join(p.ws, "made-by-session.txt"), "utf8")).toBe("inside\n");
       for (const b of bodies) {
-        expect(b.includes(stand.secret), "no stand-in secret reaches the model").toBe(false);
+        expect(b.includes(w.stand.secret), "no stand-in secret reaches the model").toBe(false);
         expect(b.includes(MARKER), "no CLAUDE.md reaches the model (-nc)").toBe(false);
       }
       expect(p.plan.turnEnd.kind).toBe("marker");
@@ -217,23 +243,27 @@ describe("a planned Pi session, end to end", () => {
     const url = api.url;
     try {
       const p = prepare("pi-e2e-noext", url, "pi-coder");
-      const argv = p.plan.adapter.argv;
-      const e = argv.indexOf("-e");
-      const plan = { ...p.plan, adapter: { ...p.plan.adapter, argv: [...argv.slice(0, e), ...argv.slice(e + 2)] } };
+      const launch = launchWithArgv(p.prepared, (argv) => withoutFlags(argv, [["-e", argv[argv.indexOf("-e") + 1]!]]));
       api.replaceScript(
         scriptOf([
           { tool_use: { name: "read", input: { path: join(p.run, "session.json") } } },
           { text: "turn-finished-noext" },
         ]),
       );
-      const r = await runTurn({ ...p, plan }, binds(p.spec, p.facts, realFsView()), "do the task");
-      expect(piReply(r.stdout), r.stderr.slice(0, 800)).toEqual({ reply: "turn-finished-noext\n" });
+      const r = await runTurn(p, launch, "do the task");
+      expect(piReply(r.stdout), explain(r)).toEqual({ reply: "turn-finished-noext\n" });
       expect(
         checkTripwire(p.plan.tripwire, completedCalls("pi-json", r.stdout), []),
         "the tripwire sees the read complete with no report from a gate",
       ).toMatchObject({ kind: "tripped", tool: "read", reply: "read ran without the gate" });
+      expect(r.runnerLog, "and so does the runner's").toMatch(
+        /turn 1: tripwire: read \(call .*\) ran without the gate/,
+      );
       expect(toolResultsIn(api.messageBodies().at(-1))[0], "with no gate the read goes through").toContain(
-        stand.secret,
+        w.stand.secret,
+      );
+      expect(r.reply, "the runner failed the turn").toMatch(
+        /^The turn failed: the harness exited 0 but never wrote its agent_end marker/,
       );
       if (p.plan.turnEnd.kind === "marker")
         expect(existsSync(p.plan.turnEnd.file), "no extension, no marker: the runner would fail this turn").toBe(false);

@@ -1,5 +1,5 @@
 // npm run baselines:sync: re-reads each real binary's version, options and facts into baselines/
-// (bwrap: baselines/bwrap/<installed version>.json). The facts run planned sessions in bwrap.
+// (bwrap: baselines/bwrap/<installed version>.json). The facts run sessions the launcher starts in bwrap.
 // Review the diff: a removed option the adapters pass, a changed fact, or a new option that
 // changes confinement is a finding.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -7,7 +7,7 @@ import { dirname } from "node:path";
 import { readClaudeFacts, readPiFacts, type FactSet } from "../src/conformance/baselines/baseline-facts.ts";
 import { BASELINE_SOURCES, baselinePath, readBaseline, type Baseline } from "../src/conformance/baselines/baselines.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
-import { withSessionSetup } from "../src/conformance/baselines/memory-probe.ts";
+import { withLiveWorld } from "../src/conformance/worlds/live-session.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
 
@@ -17,9 +17,9 @@ if (problem !== null) {
   console.error(`baselines:sync: the facts need a working bwrap sandbox: ${problem}`);
   process.exit(1);
 }
-const facts: Record<string, FactSet> = await withSessionSetup("baselines-sync", hostFacts, async (setup) => ({
-  "claude-code": await readClaudeFacts(setup),
-  pi: await readPiFacts(setup),
+const facts: Record<string, FactSet> = await withLiveWorld("baselines-sync", async (w) => ({
+  "claude-code": await readClaudeFacts(w),
+  pi: await readPiFacts(w),
 }));
 
 for (const src of BASELINE_SOURCES) {

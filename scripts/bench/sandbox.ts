@@ -1,3 +1,4 @@
+// Not through start(): it times bwrap's own spawn of `true`, bare and hardened; no session runs.
 import { spawnSync } from "node:child_process";
 import { Bench } from "tinybench";
 import { closeSync, openSync } from "node:fs";

@@ -2,11 +2,13 @@
 // --setting-sources "" keep out, the default tool sets, what Pi's -nc keeps out, and where
 // Claude Code's Glob cuts a pattern's fixed part. `npm run baselines:sync` pins the facts in
 // baselines/<binary>.json; live/baselines.test.ts reads them again and names any drift.
-import { readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Fact } from "./baselines.ts";
-import { planWithArgv, planWithoutFlags } from "../controls/launch.ts";
-import { CLAUDE_BIN, planLiveSession, runLiveTurn, type SessionSetup } from "../worlds/live-session.ts";
+import { withoutFlags } from "../controls/argv.ts";
+import { launchWithArgv, launchWithSettings } from "../controls/launch.ts";
+import { CLAUDE_BIN, prepareLive, runLiveTurn, withKeptStdout } from "../worlds/live-session.ts";
+import type { RuntimeWorld } from "../worlds/runtime-world.ts";
 import { probeMemory, type Drop, type MemoryLocation } from "./memory-probe.ts";
 import { startScriptedApi, toolResultsIn } from "../stand-ins/scripted-api.ts";
 import { scriptOf } from "../stand-ins/model-script/format.ts";
@@ -17,22 +19,25 @@ const RESTRICTED = "--restricted";
 const NO_SOURCES = ["--setting-sources", ""] as const;
 const without = (a: readonly MemoryLocation[], b: readonly MemoryLocation[]) => a.filter((x) => !b.includes(x));
 
-/** The built-in tools of the stream-json init line of one turn with `--tools default`. */
-async function readDefaultTools(setup: SessionSetup, name: string, drop: readonly Drop[]): Promise<string[]> {
+/**
+ * The built-in tools of the stream-json init line of one turn with `--tools default`: the turn's
+ * stdout is kept (withKeptStdout), since the reply carries only the result.
+ */
+async function readDefaultTools(w: RuntimeWorld, name: string, drop: readonly Drop[]): Promise<string[]> {
   const api = await startScriptedApi({ script: scriptOf([{ text: `turn-finished-${name}` }]) });
-  const url = api.url;
   try {
-    const s = planLiveSession(setup, name, url, "claude-coder");
-    const argv = [...s.plan.adapter.argv];
-    argv[argv.indexOf("--tools") + 1] = "default";
-    const plan = drop.length > 0 ? planWithoutFlags(planWithArgv(s.plan, argv), drop) : planWithArgv(s.plan, argv);
-    const r = await runLiveTurn({ ...s, plan }, "say hello");
-    const init = r.stdout
+    const p = launchWithArgv(prepareLive(w, w.instance("claude-coder", name), api.url), (a) => {
+      const argv = [...a];
+      argv[argv.indexOf("--tools") + 1] = "default";
+      return drop.length > 0 ? withoutFlags(argv, drop) : argv;
+    });
+    const t = await runLiveTurn(w, withKeptStdout(p), "say hello");
+    const init = t.stdout
       .split("\n")
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as { type?: string; subtype?: string; tools?: string[] })
       .find((m) => m.type === "system" && m.subtype === "init");
-    if (!init?.tools) throw new Error(`no init line with tools (exit ${r.status}): ${r.stderr.slice(0, 600)}`);
+    if (!init?.tools) throw new Error(`no init line with tools (${t.reply ?? t.why}): ${t.stderr.slice(0, 600)}`);
     return init.tools.filter((t) => !t.startsWith("mcp__")).sort();
   } finally {
     await api.stop();
@@ -40,27 +45,25 @@ async function readDefaultTools(setup: SessionSetup, name: string, drop: readonl
 }
 
 /** What Claude Code answers a Read outside the working directory with the gate's hook removed: --restricted's own refusal. */
-async function readRestrictedRead(setup: SessionSetup): Promise<string> {
+async function readRestrictedRead(w: RuntimeWorld): Promise<string> {
   const api = await startScriptedApi();
-  const url = api.url;
   try {
-    const s = planLiveSession(setup, "fact-restricted-read", url, "claude-coder");
-    const settingsFile = join(s.plan.bundleDir, "settings.json");
-    writeFileSync(
-      settingsFile,
-      JSON.stringify({ ...(JSON.parse(readFileSync(settingsFile, "utf8")) as object), hooks: {} }),
+    const instance = w.instance("claude-coder", "fact-restricted-read");
+    const p = launchWithSettings(prepareLive(w, instance, api.url), "the fact's read", (settings) =>
+      JSON.stringify({ ...(JSON.parse(settings) as object), hooks: {} }),
     );
+    const target = join(p.session.sessionFile.runDir, "session.json");
     api.replaceScript(
       scriptOf([
-        { tool_use: { name: "Read", input: { file_path: join(s.run, "session.json") } } },
+        { tool_use: { name: "Read", input: { file_path: target } } },
         { text: "turn-finished-restricted-read" },
       ]),
     );
-    const r = await runLiveTurn(s, "read it");
+    const t = await runLiveTurn(w, p, "read it");
     const seen = toolResultsIn(api.messageBodies().at(-1))[0];
     if (seen === undefined)
-      throw new Error(`no tool result reached the model (exit ${r.status}): ${r.stderr.slice(0, 600)}`);
-    return seen.split("\n")[0]!.split(join(s.run, "session.json")).join("<path>").split(s.ws).join("<cwd>");
+      throw new Error(`no tool result reached the model (${t.reply ?? t.why}): ${t.stderr.slice(0, 600)}`);
+    return seen.split("\n")[0]!.split(target).join("<path>").split(instance.workspace).join("<cwd>");
   } finally {
     await api.stop();
   }
@@ -93,11 +96,11 @@ export function readGlobCutCharacters(binary = realpathSync(CLAUDE_BIN)): Fact {
   };
 }
 
-/** Every Claude Code fact: six planned turns in bwrap and one read of the binary. */
-export async function readClaudeFacts(setup: SessionSetup): Promise<FactSet> {
-  const neither = (await probeMemory(setup, "fact-neither", "claude-coder", [RESTRICTED, NO_SOURCES])).reached;
-  const restrictedOnly = (await probeMemory(setup, "fact-restricted-only", "claude-coder", [NO_SOURCES])).reached;
-  const sourcesOnly = (await probeMemory(setup, "fact-sources-only", "claude-coder", [RESTRICTED])).reached;
+/** Every Claude Code fact: six turns of sessions the launcher started, and one read of the binary. */
+export async function readClaudeFacts(w: RuntimeWorld): Promise<FactSet> {
+  const neither = (await probeMemory(w, "fact-neither", "claude-coder", [RESTRICTED, NO_SOURCES])).reached;
+  const restrictedOnly = (await probeMemory(w, "fact-restricted-only", "claude-coder", [NO_SOURCES])).reached;
+  const sourcesOnly = (await probeMemory(w, "fact-sources-only", "claude-coder", [RESTRICTED])).reached;
   const memory =
     "a marker in every memory location (src/conformance/baselines/memory-probe.ts), one planned claude-coder turn in bwrap";
   return {
@@ -117,19 +120,19 @@ export async function readClaudeFacts(setup: SessionSetup): Promise<FactSet> {
       readWith: `${memory}, --setting-sources "" without --restricted`,
     },
     "restricted-file-tool-outside-cwd": {
-      value: await readRestrictedRead(setup),
+      value: await readRestrictedRead(w),
       how: "behaviour",
       readWith:
         "a Read of <run>/session.json in a planned claude-coder turn with the gate's hook removed: the tool result's first line",
     },
     "default-tools": {
-      value: await readDefaultTools(setup, "fact-tools", [RESTRICTED]),
+      value: await readDefaultTools(w, "fact-tools", [RESTRICTED]),
       how: "behaviour",
       readWith:
         "the stream-json init line's tools (no mcp__) of a planned claude-coder turn with --tools default, without --restricted",
     },
     "restricted-default-tools": {
-      value: await readDefaultTools(setup, "fact-tools-restricted", []),
+      value: await readDefaultTools(w, "fact-tools-restricted", []),
       how: "behaviour",
       readWith: "the same with --restricted",
     },
@@ -138,9 +141,9 @@ export async function readClaudeFacts(setup: SessionSetup): Promise<FactSet> {
 }
 
 /** Pi's fact: what -nc keeps out. */
-export async function readPiFacts(setup: SessionSetup): Promise<FactSet> {
-  const withNc = (await probeMemory(setup, "fact-pi-nc", "pi-coder", [])).reached;
-  const withoutNc = (await probeMemory(setup, "fact-pi-no-nc", "pi-coder", ["-nc"])).reached;
+export async function readPiFacts(w: RuntimeWorld): Promise<FactSet> {
+  const withNc = (await probeMemory(w, "fact-pi-nc", "pi-coder", [])).reached;
+  const withoutNc = (await probeMemory(w, "fact-pi-no-nc", "pi-coder", ["-nc"])).reached;
   return {
     "nc-keeps-out": {
       value: without(withoutNc, withNc),

@@ -1,18 +1,13 @@
 // Which memory files reach the model: a marker planted in every place Claude Code or Pi reads
-// memory from, one planned session turn, and the markers found in the scripted API's request
-// bodies. live/memory.test.ts asserts the polarity pairs with it; baselines:sync and
+// memory from, one turn of a session the launcher started, and the markers found in the scripted
+// API's request bodies. live/memory.test.ts asserts the polarity pairs with it; baselines:sync and
 // live/baselines.test.ts read the flags' facts with it.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { HostFacts } from "../../core/sandbox/types.ts";
-import { planWithoutFlags } from "../controls/launch.ts";
-import {
-  planLiveSession,
-  runLiveTurn,
-  startSessionSetup,
-  type LiveSession,
-  type SessionSetup,
-} from "../worlds/live-session.ts";
+import { withoutFlags } from "../controls/argv.ts";
+import { launchWithArgv } from "../controls/launch.ts";
+import { homeSeed, prepareLive, runLiveTurn, withHomeSeed, type Example } from "../worlds/live-session.ts";
+import type { RuntimeWorld } from "../worlds/runtime-world.ts";
 import { startScriptedApi } from "../stand-ins/scripted-api.ts";
 import { scriptOf } from "../stand-ins/model-script/format.ts";
 
@@ -26,60 +21,81 @@ export function claudeProjectSlug(cwd: string): string {
   return cwd.replace(/[^a-zA-Z0-9]/g, "-");
 }
 
-/** Every place a session's memory can come from, by a stable name (the names in baselines/). */
+/**
+ * Where a session's memory files are planted on the host: its workspace (before the launch is
+ * planned, which reads it), the seed of its HOME (copied into the HOME tmpfs before the CLI
+ * runs), and Pi's agent dir in the run directory (once start() has made it).
+ */
+export type MemoryDirs = { ws: string; home: string; piAgentDir: string };
+type Where = "ws" | "home" | "run";
+
+/** Every place a session's memory can come from, by a stable name (the names in baselines/), and when it is planted. */
 export const MEMORY_LOCATIONS = [
-  { id: "ws/CLAUDE.md", why: "Claude Code's project memory", path: (s: LiveSession) => join(s.ws, "CLAUDE.md") },
+  {
+    id: "ws/CLAUDE.md",
+    why: "Claude Code's project memory",
+    where: "ws",
+    path: (d: MemoryDirs) => join(d.ws, "CLAUDE.md"),
+  },
   {
     id: "ws/CLAUDE.local.md",
     why: "Claude Code's local project memory",
-    path: (s: LiveSession) => join(s.ws, "CLAUDE.local.md"),
+    where: "ws",
+    path: (d: MemoryDirs) => join(d.ws, "CLAUDE.local.md"),
   },
   {
     id: "ws/.claude/CLAUDE.md",
     why: "Claude Code's project memory in .claude/",
-    path: (s: LiveSession) => join(s.ws, ".claude/CLAUDE.md"),
+    where: "ws",
+    path: (d: MemoryDirs) => join(d.ws, ".claude/CLAUDE.md"),
   },
   {
     id: "ws/.claude/rules/",
     why: "Claude Code's project rules",
-    path: (s: LiveSession) => join(s.ws, ".claude/rules/house.md"),
+    where: "ws",
+    path: (d: MemoryDirs) => join(d.ws, ".claude/rules/house.md"),
   },
   {
     id: "home/.claude/CLAUDE.md",
     why: "Claude Code's user memory",
-    path: (s: LiveSession) => join(s.home, ".claude/CLAUDE.md"),
+    where: "home",
+    path: (d: MemoryDirs) => join(d.home, ".claude/CLAUDE.md"),
   },
   {
     id: "home/.claude/rules/",
     why: "Claude Code's user rules",
-    path: (s: LiveSession) => join(s.home, ".claude/rules/house.md"),
+    where: "home",
+    path: (d: MemoryDirs) => join(d.home, ".claude/rules/house.md"),
   },
   {
     id: "home/.claude/projects/<slug>/memory/MEMORY.md",
     why: "Claude Code's auto-memory for the workspace",
-    path: (s: LiveSession) => join(s.home, ".claude/projects", claudeProjectSlug(s.ws), "memory/MEMORY.md"),
+    where: "home",
+    path: (d: MemoryDirs) => join(d.home, ".claude/projects", claudeProjectSlug(d.ws), "memory/MEMORY.md"),
   },
   {
     id: "ws/AGENTS.md",
     why: "Pi's project context file (Claude Code reads no AGENTS.md)",
-    path: (s: LiveSession) => join(s.ws, "AGENTS.md"),
+    where: "ws",
+    path: (d: MemoryDirs) => join(d.ws, "AGENTS.md"),
   },
   {
     id: "pi-agent-dir/AGENTS.md",
     why: "Pi's global context file, in PI_CODING_AGENT_DIR",
-    path: (s: LiveSession) =>
-      join(s.plan.adapter.env.PI_CODING_AGENT_DIR ?? join(s.run, "session/pi-agent"), "AGENTS.md"),
+    where: "run",
+    path: (d: MemoryDirs) => join(d.piAgentDir, "AGENTS.md"),
   },
-] as const;
+] as const satisfies ReadonlyArray<{ id: string; why: string; where: Where; path: (d: MemoryDirs) => string }>;
 
 export type MemoryLocation = (typeof MEMORY_LOCATIONS)[number]["id"];
 
-/** Plants a distinct marker in every memory location of the session; returns marker by location. */
-export function plantMemory(s: LiveSession, tag: string): Map<MemoryLocation, string> {
+/** Plants a distinct marker in every memory location planted at `where`; returns marker by location. */
+export function plantMemory(d: MemoryDirs, tag: string, where: readonly Where[]): Map<MemoryLocation, string> {
   const markers = new Map<MemoryLocation, string>();
   for (const [i, loc] of MEMORY_LOCATIONS.entries()) {
+    if (!where.includes(loc.where)) continue;
     const marker = `memory-marker-${tag}-${i}-${process.pid}`;
-    const file = loc.path(s);
+    const file = loc.path(d);
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, `# Notes\n\nAlways mention ${marker} in every reply.\n`);
     markers.set(loc.id, marker);
@@ -89,47 +105,47 @@ export function plantMemory(s: LiveSession, tag: string): Map<MemoryLocation, st
 
 /** The locations whose marker appears in any of the request bodies, in MEMORY_LOCATIONS order. */
 export function findMarkers(markers: ReadonlyMap<MemoryLocation, string>, bodies: readonly string[]): MemoryLocation[] {
-  return [...markers].filter(([, m]) => bodies.some((b) => b.includes(m))).map(([id]) => id);
+  const order = MEMORY_LOCATIONS.map((l) => l.id as MemoryLocation);
+  return [...markers]
+    .filter(([, m]) => bodies.some((b) => b.includes(m)))
+    .map(([id]) => id)
+    .sort((a, b) => order.indexOf(a) - order.indexOf(b));
 }
 
 export type Drop = string | readonly [string, string];
 
 /**
- * One turn of a planned session of the example with the given adapter flags dropped on purpose,
- * every memory location planted: the locations that reached the model.
+ * One turn of a session of the example, launched with the given adapter flags dropped on purpose
+ * and every memory location planted: the locations that reached the model. The workspace's
+ * markers go in before the launch is planned, HOME's through its seed, Pi's agent dir's once
+ * start() has made the run directory.
  */
 export async function probeMemory(
-  setup: SessionSetup,
+  w: RuntimeWorld,
   name: string,
-  example: "claude-coder" | "pi-coder",
+  example: Example,
   drop: readonly Drop[],
-): Promise<{ reached: MemoryLocation[]; bodies: number; stderr: string; status: number | null }> {
+): Promise<{ reached: MemoryLocation[]; bodies: number; stderr: string; reply: string | null }> {
   const api = await startScriptedApi({ script: scriptOf([{ text: `turn-finished-${name}` }]) });
-  const url = api.url;
   try {
-    const s = planLiveSession(setup, name, url, example);
-    const markers = plantMemory(s, name);
-    const plan = drop.length > 0 ? planWithoutFlags(s.plan, drop) : s.plan;
-    const r = await runLiveTurn({ ...s, plan }, "say hello");
-    if (!r.stdout.includes(`turn-finished-${name}`))
-      throw new Error(`the ${example} turn did not finish (exit ${r.status}): ${r.stderr.slice(0, 600)}`);
+    const instance = w.instance(example, name);
+    const seed = homeSeed(w, name);
+    const dirs: MemoryDirs = { ws: instance.workspace, home: seed, piAgentDir: "" };
+    const markers = plantMemory(dirs, name, ["ws", "home"]);
+    let p = prepareLive(w, instance, api.url);
+    dirs.piAgentDir =
+      p.launch.adapter.env.PI_CODING_AGENT_DIR ?? join(p.session.sessionFile.runDir, "session/pi-agent");
+    if (drop.length > 0) p = launchWithArgv(p, (argv) => withoutFlags(argv, drop));
+    const t = await runLiveTurn(w, withHomeSeed(p, seed), "say hello", {
+      afterStart: () => {
+        for (const [k, v] of plantMemory(dirs, name, ["run"])) markers.set(k, v);
+      },
+    });
+    if (t.reply === null || !t.reply.includes(`turn-finished-${name}`))
+      throw new Error(`the ${example} turn did not finish: ${t.reply ?? t.why}; stderr: ${t.stderr.slice(0, 600)}`);
     const bodies = api.messageBodies();
-    return { reached: findMarkers(markers, bodies), bodies: bodies.length, stderr: r.stderr, status: r.status };
+    return { reached: findMarkers(markers, bodies), bodies: bodies.length, stderr: t.stderr, reply: t.reply };
   } finally {
     await api.stop();
-  }
-}
-
-/** fn with a fresh session setup, closed after it (baselines:sync). */
-export async function withSessionSetup<T>(
-  label: string,
-  hostFacts: HostFacts,
-  fn: (setup: SessionSetup) => Promise<T>,
-): Promise<T> {
-  const { setup, close } = await startSessionSetup(label, hostFacts);
-  try {
-    return await fn(setup);
-  } finally {
-    await close();
   }
 }

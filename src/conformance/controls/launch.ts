@@ -137,3 +137,21 @@ export function launchWithSettings(p: PreparedLaunch, why: string, edit: (settin
   if (settings === undefined) throw new Error(`${why}: the bundle has no settings.json`);
   return { ...p, launch: { ...p.launch, bundle: { ...p.launch.bundle, "settings.json": edit(settings) } } };
 }
+
+/**
+ * The session's model port moved (launchWithModelPort) and the harness told of it: Claude Code's
+ * ANTHROPIC_BASE_URL in the adapter's env, Pi's models.json in the bundle, which start() copies to
+ * Pi's agent dir (the manifest's digest of it is then stale; nothing checks it at run time).
+ */
+export function launchWithHarnessModelPort(p: PreparedLaunch, port: number): PreparedLaunch {
+  const url = `http://127.0.0.1:${port}`;
+  let out = launchWithModelPort(p, port);
+  if (out.session.sessionFile.adapter.env.ANTHROPIC_BASE_URL !== undefined)
+    out = launchWithEnv(out, (env) => ({ ...env, ANTHROPIC_BASE_URL: url }));
+  const models = out.launch.bundle["models.json"];
+  if (models === undefined) return out;
+  const doc = JSON.parse(models) as { providers: Record<string, { baseUrl: string }> };
+  for (const provider of Object.values(doc.providers)) provider.baseUrl = url;
+  const bundle = { ...out.launch.bundle, "models.json": JSON.stringify(doc, null, 2) + "\n" };
+  return { ...out, launch: { ...out.launch, bundle } };
+}
