@@ -1,7 +1,8 @@
 import type { FsView } from "../core/gate/fs-view.ts";
 import { binds } from "../core/sandbox/binds.ts";
 import { bwrapArgv } from "../core/sandbox/bwrap-argv.ts";
-import { dropToSession } from "../core/sandbox/identity.ts";
+import { planIdentity } from "../core/sandbox/identity.ts";
+import { sessionCommand } from "../core/session/plan-session.ts";
 import { renderCommandLines, renderBindLines } from "../core/sandbox/render.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../core/sandbox/types.ts";
 
@@ -19,7 +20,7 @@ export function planReport(spec: SandboxSpec, facts: HostFacts, problem: string 
   return {
     spec,
     binds: table,
-    argv: [...dropToSession(facts), ...bwrapArgv(spec, facts, table)],
+    argv: sessionCommand({ identity: planIdentity(facts, spec), argv: bwrapArgv(spec, facts, table) }),
     probe: { ok: problem === null, bwrapVersion: facts.bwrapVersion, problem },
   };
 }
