@@ -4,6 +4,7 @@ import { bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
 import { renderCommandLines, renderBindLines } from "../src/core/sandbox/render.ts";
 import { sessionCommand } from "../src/core/session/plan-session.ts";
 import { planIdentity } from "../src/core/sandbox/identity.ts";
+import { ETC_FILES } from "../src/core/sandbox/etc.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
 import { isWithin } from "../src/core/paths.ts";
 import { normalise } from "../src/conformance/golden/golden.ts";
@@ -118,10 +119,14 @@ export function assertInvariants(spec: SandboxSpec, facts: HostFacts, table: Bin
       continue;
     }
     expect(
-      ["ro", "symlink", "private", "ro-empty"],
+      ["ro", "ro-try", "symlink", "private", "ro-empty"],
       `${b.inside} is read-only: only the workspace, its .git, the run directory and the bounded tmpfs mounts are writable`,
     ).toContain(b.mode);
   }
+  expect(
+    table.filter((b) => isWithin(b.inside, "/etc")).map((b) => [b.source, b.inside, b.mode]),
+    "of /etc only the allowlist, read-only, each at its own path; /etc itself is never bound",
+  ).toEqual(ETC_FILES.map((e) => [e.path, e.path, "ro-try"]));
   for (const p of ["/dev", "/proc"]) {
     const b = table.find((x) => x.inside === p);
     expect(b && [b.source, b.mode], `${p} is the sandbox's own, not the host's`).toEqual([null, "private"]);
@@ -331,9 +336,7 @@ describe("whole argv vector", () => {
       "--symlink",
       "usr/sbin",
       "/sbin",
-      "--ro-bind",
-      "/etc",
-      "/etc",
+      ...ETC_FILES.flatMap((e) => ["--ro-bind-try", e.path, e.path]),
       "--dev",
       "/dev",
       "--perms",

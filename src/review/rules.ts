@@ -35,7 +35,15 @@ const now = (c: Change, field: string): string => (c.op === "removed" ? "" : (c.
 const fieldOf = (c: Change): string => (c.op === "changed" ? c.field : "");
 
 /** How much of the host a mount shows: private, an empty stand-in, a tmpfs or a link 0, read-only 1, writable 2, devices 3. */
-const MODE_WIDTH: Readonly<Record<string, number>> = { private: 0, symlink: 0, "ro-empty": 0, tmpfs: 0, ro: 1, rw: 2 };
+const MODE_WIDTH: Readonly<Record<string, number>> = {
+  private: 0,
+  symlink: 0,
+  "ro-empty": 0,
+  tmpfs: 0,
+  ro: 1,
+  "ro-try": 1,
+  rw: 2,
+};
 export function mountWidth(f: Fact | undefined): number {
   if (!f) return -1;
   if (f.type === "bind") return MODE_WIDTH[f.fields.mode ?? ""] ?? -1;

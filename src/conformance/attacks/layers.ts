@@ -129,6 +129,17 @@ const fixed: Record<string, Layer> = {
     why: "nothing of the founder's HOME in the bind table",
     plan: (p, c) => launchWithBinds(p, (t) => withBindsBeforeLast(t, [exposedBind(c.founderHome)])),
   },
+  "etc-allowlist": {
+    id: "etc-allowlist",
+    why: "only the allowlist's files of /etc (ETC_FILES), not /etc whole",
+    plan: (p) =>
+      launchWithBinds(p, (t) => {
+        const first = t.find((b) => b.row === "etc");
+        return t.flatMap((b) =>
+          b.row !== "etc" ? [b] : b === first ? [{ ...b, source: "/etc", inside: "/etc", mode: "ro" as const }] : [],
+        );
+      }),
+  },
   "no-checkout": {
     id: "no-checkout",
     why: "nothing of the checkout but the runner's own files",

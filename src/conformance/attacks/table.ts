@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SESSION_LIMITS } from "../../core/sandbox/limits.ts";
+import { ETC_FILES } from "../../core/sandbox/etc.ts";
 import { REPO_ROOT } from "../golden/golden.ts";
 import { canaryPattern } from "../traps/canary.ts";
 import { gitRows } from "./git-rows.ts";
@@ -83,6 +84,8 @@ const MiB = 1048576;
 const MEMORY_ONE = SESSION_LIMITS.dataBytes.value + 512 * MiB;
 /** A share under dataBytes; three of them pass memoryBytes. */
 const MEMORY_SHARE = Math.ceil((SESSION_LIMITS.memoryBytes.value + 256 * MiB) / 3);
+/** The names directly under /etc that the allowlist's entries make. */
+const ETC_TOP = new Set(ETC_FILES.map((e) => e.path.split("/")[2]!));
 const reachedKernel = (r: Outcome) => /^(OK|ERR) /m.test(r.out) && !EPERM.test(r.out);
 const read = (p: string) => (existsSync(p) && !isDir(p) ? readFileSync(p, "utf8") : null);
 
@@ -370,6 +373,18 @@ export const ATTACKS: readonly AttackRow[] = [
     script: (w) =>
       `perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Peer => "${w.launchSocket}") or do { print "NO-CONNECT\\n"; exit 0 }; print "CONNECTED\\n"'`,
     through: (r, w) => r.out.includes("CONNECTED") && w.connections.launch > 0,
+  },
+  {
+    id: "etc-beyond-allowlist",
+    klass: "binds",
+    what: "nothing of the host's /etc is visible but its allowlist (ETC_FILES): an environment file or a service's config can hold a key",
+    layers: ["etc-allowlist"],
+    script: () => "ls -A /etc",
+    through: (r) =>
+      r.out
+        .split("\n")
+        .map((n) => n.trim())
+        .some((n) => n !== "" && !n.startsWith("ATTACK-END") && !ETC_TOP.has(n)),
   },
   // The network: the session's only way out is the model port (docs/network.md).
   {

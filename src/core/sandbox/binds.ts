@@ -5,6 +5,7 @@ import { SESSION_LIMITS } from "./limits.ts";
 import { protectedBinds, type MountStub } from "./protected.ts";
 import { TOP_LINKS, type Bind, type BindRow, type HostFacts, type SandboxSpec } from "./types.ts";
 import { validateSpec } from "./validate.ts";
+import { ETC_FILES } from "./etc.ts";
 
 type Made = Omit<Bind, "why" | "row"> & { why?: string };
 
@@ -38,7 +39,11 @@ export const BIND_TABLE: readonly Row[] = [
         return [];
       }),
   },
-  { row: "etc", why: "name resolution, CA certificates, passwd for the user's name", make: () => [same("/etc", "ro")] }, // safety: etc-writable
+  {
+    row: "etc",
+    why: "the few files of /etc a session reads (ETC_FILES), each where the host has it; the rest stays out",
+    make: () => ETC_FILES.map((e) => ({ source: e.path, inside: e.path, mode: "ro-try" as const, why: e.why })),
+  }, // safety: etc-writable
   {
     row: "dev",
     why: "null, zero, urandom and a pty, and no host device",

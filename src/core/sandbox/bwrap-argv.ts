@@ -51,6 +51,8 @@ export function bindArgs(b: Bind): string[] {
   switch (b.mode) {
     case "ro":
       return ["--ro-bind", b.source!, b.inside];
+    case "ro-try":
+      return ["--ro-bind-try", b.source!, b.inside];
     case "rw":
       return ["--bind", b.source!, b.inside];
     case "symlink":

@@ -80,7 +80,8 @@ export function bindNeeds(
   const out: Array<{ source: string; need: Need; row: BindRow }> = [];
   const seen = new Set<string>();
   for (const b of table) {
-    if (b.source === null || b.mode === "symlink" || b.mode === "ro-empty") continue;
+    // A try-bind is the host's own system file, or nothing where the host lacks it.
+    if (b.source === null || b.mode === "symlink" || b.mode === "ro-empty" || b.mode === "ro-try") continue;
     const root = owned.find((o) => isWithin(b.source!, o));
     if (root !== undefined) {
       const parent = root.slice(0, root.lastIndexOf("/")) || "/";

@@ -3,6 +3,7 @@ import type { Bind } from "./types.ts";
 /** Operands each bwrap option takes, so a rendered argv shows one option with its operands per line. */
 const ARITY: Readonly<Record<string, number>> = {
   "--ro-bind": 2,
+  "--ro-bind-try": 2,
   "--bind": 2,
   "--symlink": 2,
   "--dev": 1,

@@ -89,11 +89,11 @@ export interface SessionIdentity {
 }
 
 /**
- * ro, rw: binds; symlink: a link (source is its target); private: a new /dev or /proc;
+ * ro, rw: binds; ro-try: read-only where the host has the source, nothing where it does not; symlink: a link (source is its target); private: a new /dev or /proc;
  * tmpfs: a private tmpfs of `size` bytes; ro-empty: an empty read-only directory standing in for a
  * protected one that does not exist.
  */
-export type BindMode = "ro" | "rw" | "symlink" | "private" | "tmpfs" | "ro-empty";
+export type BindMode = "ro" | "ro-try" | "rw" | "symlink" | "private" | "tmpfs" | "ro-empty";
 
 export interface Bind {
   /** Host path; for a symlink, its target; null for a private /dev or /proc. */
