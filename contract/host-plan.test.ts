@@ -108,6 +108,10 @@ function renderHostPlan(p: HostPlan): string[] {
       ? []
       : ([["end check", `${p.endCheck.workspace} → quarantine ${p.endCheck.quarantine}`]] as Array<[string, string]>)),
     ["workspace lock", p.lock],
+    ["session uid lock", p.uidLock ?? "none: a user caller's session is the caller"],
+    ["identity files", p.identityFiles.dir],
+    ["identity passwd", p.identityFiles.passwd.trim().split("\n").join(" ; ")],
+    ["identity group", p.identityFiles.group.trim().split("\n").join(" ; ")],
     ["launch records", p.records],
     ["seccomp program dir", p.seccompDir],
   ];
@@ -139,6 +143,19 @@ function assertHostPlan(p: SessionPlan, facts: HostFacts, c: LaunchCase): void {
     expect(id.runAs.uid).toBe(facts.uid);
   }
   expect(p.ownSession, "every sandbox starts in a session of its own").toBe(true);
+  expect(p.uidLock, "a root caller's session holds its uid for its life").toBe(
+    facts.uid === 0 ? `${STATE}/uids/${id.runAs.uid}.lock` : null,
+  );
+  expect(p.identityFiles.passwd, "the session's own passwd names its uid, and no account of the host's").toBe(
+    `root:x:0:0:root:/root:/usr/sbin/nologin\nsession:x:${id.runAs.uid}:${id.runAs.gid}:mosaic session:${run}/home:/bin/sh\n`,
+  );
+  expect(
+    p.binds.filter((b) => b.inside === "/etc/passwd" || b.inside === "/etc/group").map((b) => [b.source, b.mode]),
+    "bound read-only over the host's, from the host's state, not the run the session writes",
+  ).toEqual([
+    [`${p.identityFiles.dir}/passwd`, "ro"],
+    [`${p.identityFiles.dir}/group`, "ro"],
+  ]);
   expect(p.runnerNode, "the runner runs on an execute-only copy of node").toEqual({
     path: facts.runnerNode,
     copyOf: facts.node.path,

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SESSION_IDENTITY, dropToSession, sessionIdentity } from "../src/core/sandbox/identity.ts";
+import {
+  DEFAULT_SESSION_IDENTITY,
+  DEFAULT_SESSION_UIDS,
+  dropToSession,
+  pickSessionUid,
+  planIdentityFiles,
+  sessionIdentity,
+  sessionUidRange,
+} from "../src/core/sandbox/identity.ts";
 import { planHandover, type OwnedEntry } from "../src/core/sandbox/handover.ts";
 import { BIND_NEEDS, bindNeeds, reachProblem, type PathStat } from "../src/core/sandbox/reach.ts";
 import { binds } from "../src/core/sandbox/binds.ts";
@@ -22,12 +30,55 @@ describe("sessionIdentity: who a session runs as", () => {
       "a user caller can give its session no other identity",
     ).toEqual({ uid: 1000, gid: 1000 });
   });
-  it("a root caller's sessions run as nobody by default, never as 0", () => {
-    expect(sessionIdentity({ uid: 0, gid: 0 }, {}), "the default is the unprivileged nobody").toEqual({
-      uid: 65534,
+  it("a root caller's sessions run by default as uids of their own from a range no account owns, in nogroup; never as 0", () => {
+    expect(sessionIdentity({ uid: 0, gid: 0 }, {}), "the range's first, in nogroup").toEqual({
+      uid: DEFAULT_SESSION_UIDS.first,
       gid: 65534,
     });
+    expect(sessionUidRange({ uid: 0 }, {}), "a uid each, from the default range").toEqual({
+      first: 1879048192,
+      count: 65536,
+    });
     expect(DEFAULT_SESSION_IDENTITY.uid, "the default is not root").not.toBe(0);
+    expect(sessionUidRange({ uid: 1000 }, { MOSAIC_SESSION_UIDS: "5000-5001" }), "a user caller has no range").toBe(
+      null,
+    );
+  });
+  it("MOSAIC_SESSION_UIDS names the range; MOSAIC_SESSION_UID is a range of one; both at once, or a bad range, is refused", () => {
+    expect(sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UIDS: "200000-200009" })).toEqual({ first: 200000, count: 10 });
+    expect(sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UID: "997" })).toEqual({ first: 997, count: 1 });
+    expect(code(() => sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UID: "997", MOSAIC_SESSION_UIDS: "1-2" }))).toBe(
+      "session-identity: MOSAIC_SESSION_UIDS: set with MOSAIC_SESSION_UID: choose one",
+    );
+    expect(code(() => sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UIDS: "0-9" }))).toMatch(/is 0: a root caller's/);
+    expect(code(() => sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UIDS: "9-5" }))).toBe(
+      "session-identity: MOSAIC_SESSION_UIDS: 5 is below 9",
+    );
+    expect(code(() => sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UIDS: "500" }))).toBe(
+      'session-identity: MOSAIC_SESSION_UIDS: "500" is not first-last',
+    );
+  });
+  it("pickSessionUid: the run's own starting point, skipping every uid a live session holds; none free is refused", () => {
+    const range = { first: 1000, count: 4 };
+    const mine = pickSessionUid(range, [], "run-a");
+    expect(mine).toBeGreaterThanOrEqual(1000);
+    expect(mine).toBeLessThan(1004);
+    expect(pickSessionUid(range, [], "run-a"), "the same run starts at the same place").toBe(mine);
+    const next = pickSessionUid(range, [mine], "run-a");
+    expect(next, "a held uid is never given to a second session").not.toBe(mine);
+    expect(pickSessionUid(range, [1000, 1001, 1002], "run-a"), "the one left").toBe(1003);
+    expect(code(() => pickSessionUid(range, [1000, 1001, 1002, 1003], "run-a"))).toBe(
+      "session-uid-busy: MOSAIC_SESSION_UIDS: every uid of 1000-1003 runs a session: no uid of its own for another",
+    );
+    const many = new Set(Array.from({ length: 50 }, (_, i) => pickSessionUid({ first: 1, count: 65536 }, [], `r${i}`)));
+    expect(many.size, "runs spread over the range").toBeGreaterThan(45);
+  });
+  it("planIdentityFiles: root and the session's user, its HOME the run's; nothing of the host's accounts", () => {
+    expect(planIdentityFiles({ uid: 1879048200, gid: 65534 }, "/data/runs/r/home")).toEqual({
+      passwd:
+        "root:x:0:0:root:/root:/usr/sbin/nologin\nsession:x:1879048200:65534:mosaic session:/data/runs/r/home:/bin/sh\n",
+      group: "root:x:0:\nsession:x:65534:\n",
+    });
   });
   it("MOSAIC_SESSION_UID and MOSAIC_SESSION_GID choose a dedicated system user", () => {
     expect(sessionIdentity({ uid: 0, gid: 0 }, { MOSAIC_SESSION_UID: "997", MOSAIC_SESSION_GID: "996" })).toEqual({

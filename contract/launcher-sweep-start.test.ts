@@ -183,7 +183,9 @@ describe("start()", () => {
         thrown = e;
       }
       expect(thrown).toMatchObject({ code: "bind-unreachable", field: join(locked, "x") });
-      expect((thrown as Error).message).toContain(`: the session (uid ${p.facts.session.uid}) cannot use this `);
+      expect((thrown as Error).message).toContain(
+        `: the session (uid ${p.session.identity.runAs.uid}) cannot use this `,
+      );
       expect((thrown as Error).message).toMatch(/ bind: \S/);
       expect(existsSync(p.req.runDir)).toBe(false);
     } finally {

@@ -76,6 +76,10 @@ describe("planSession: the sandbox spec per harness", () => {
       workspace: "/srv/mosaic-data/workspaces/acme/coder",
       runDir: "/data/runs/r1",
       packages: [],
+      etcIdentity: {
+        passwd: "/srv/mosaic/.scratch/state/identity/acme-coder-0001/passwd",
+        group: "/srv/mosaic/.scratch/state/identity/acme-coder-0001/group",
+      },
     });
   });
   it("Claude Code: the adapter file is the claude binary, and its packages sorted", () => {

@@ -210,14 +210,17 @@ export function assertIdentity(facts: HostFacts, command: string[]): void {
     expect(drop, "a user caller's sessions run as the caller: nothing before bwrap").toEqual([]);
     return;
   }
+  const uid = Number(/^--reuid=([0-9]+)$/.exec(drop[1] ?? "")?.[1]);
+  const range = facts.sessionUids ?? { first: facts.session.uid, count: 1 };
   expect(drop, "a root caller's bwrap runs as the session's own uid and gid, with no supplementary group").toEqual([
     "setpriv",
-    `--reuid=${facts.session.uid}`,
+    `--reuid=${uid}`,
     `--regid=${facts.session.gid}`,
     "--clear-groups",
     "--",
   ]);
-  expect(facts.session.uid, "never as kuid 0").not.toBe(0);
+  expect(uid >= range.first && uid < range.first + range.count, `uid ${uid} is one of the sessions' range`).toBe(true);
+  expect(uid, "never as kuid 0").not.toBe(0);
   expect(facts.session.gid, "never as kgid 0").not.toBe(0);
 }
 
@@ -486,7 +489,17 @@ describe("a root caller's command", () => {
     expect(
       sessionCommand({ identity: planIdentity(root, spec), argv }),
       "the drop, then bwrap's argv unchanged",
-    ).toEqual(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", ...argv]);
+    ).toEqual([
+      "setpriv",
+      `--reuid=${planIdentity(root, spec).runAs.uid}`,
+      "--regid=65534",
+      "--clear-groups",
+      "--",
+      ...argv,
+    ]);
+    expect(planIdentity(root, spec).runAs.uid, "a uid of the default range, not nobody").toBeGreaterThanOrEqual(
+      1879048192,
+    );
     const userArgv = bwrapArgv(spec, user, binds(spec, user, fixtureWorkspaceView(spec)));
     expect(
       sessionCommand({ identity: planIdentity(user, spec), argv: userArgv }),

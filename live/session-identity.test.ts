@@ -10,7 +10,7 @@ import { identityProblem } from "../src/conformance/attacks/world.ts";
 import { OTHER_UID } from "../src/conformance/attacks/table.ts";
 import { ask, launchAndClaim, makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
 import { prepareLaunch, start } from "../src/host/launcher.ts";
-import { launchWithBinds } from "../src/conformance/controls/launch.ts";
+import { launchAsUid, launchWithBinds } from "../src/conformance/controls/launch.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import type { PreparedLaunch } from "../src/host/launcher.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
@@ -21,6 +21,7 @@ import { childrenOf } from "../src/host/session-procs.ts";
 // launcher refuses, naming the path, what it cannot hand over or the session cannot reach; and the
 // run's sockets stay the session's even after it chmods everything it can.
 const facts = readHostFacts({ repo: REPO_ROOT });
+const INOTIFY_INIT1 = process.arch === "arm64" ? 26 : 294;
 const it = liveIt("bwrap, as root", checkoutProblem(REPO_ROOT) ?? sandboxProblem(facts) ?? identityProblem("root"));
 
 let w: RuntimeWorld;
@@ -76,27 +77,26 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
   it("bwrap, the runner and the turn run as the session's uid and gid, never kuid 0; the workspace and run are the session's", async () => {
     const s = await launchAndClaim(w, w.request(w.instance("pi-coder", "as-session", { instance: "as-session" })));
     try {
-      const id = `${facts.session.uid} ${facts.session.uid} ${facts.session.uid} ${facts.session.uid}`;
-      const gid = `${facts.session.gid} ${facts.session.gid} ${facts.session.gid} ${facts.session.gid}`;
+      const me = s.plan.identity.runAs;
+      const id = `${me.uid} ${me.uid} ${me.uid} ${me.uid}`;
+      const gid = `${me.gid} ${me.gid} ${me.gid} ${me.gid}`;
       expect(idsOf(s.pid), "bwrap itself runs as the session's uid and gid").toEqual([id, gid]);
       const runner = childrenOf(s.pid)[0]!;
       expect(idsOf(runner), "the runner (pid 1 inside) runs as the session's uid and gid").toEqual([id, gid]);
       const reply = await ask(w, "as-session", "id -u; id -g; id -G; grep -E '^CapEff' /proc/self/status");
       expect(reply.split("\n"), "the turn: the session's uid and gid, no other group, no capability").toEqual([
-        String(facts.session.uid),
-        String(facts.session.gid),
-        String(facts.session.gid),
+        String(me.uid),
+        String(me.gid),
+        String(me.gid),
         "CapEff:\t0000000000000000",
       ]);
       const ws = s.plan.spec.workspace;
       expect(
         [statSync(ws).uid, statSync(s.runDir).uid, statSync(join(ws, "made.txt"), { throwIfNoEntry: false })?.uid],
         "the launcher handed the workspace and run to the session",
-      ).toEqual([facts.session.uid, facts.session.uid, undefined]);
+      ).toEqual([me.uid, me.uid, undefined]);
       await ask(w, "as-session", `echo x > made.txt`);
-      expect(statSync(join(ws, "made.txt")).uid, "what the session writes is the session's, not root's").toBe(
-        facts.session.uid,
-      );
+      expect(statSync(join(ws, "made.txt")).uid, "what the session writes is the session's, not root's").toBe(me.uid);
     } finally {
       await s.stop();
     }
@@ -113,9 +113,13 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
     expect(statSync(outside).uid, "the file elsewhere is still root's").toBe(0);
     expect(existsSync(p.req.runDir), "no run directory is left").toBe(false);
     // Control: the same chown without the check hands over the other name too.
-    lchownSync(join(p.req.instance.workspace, "innocent.txt"), facts.session.uid, facts.session.gid);
+    lchownSync(
+      join(p.req.instance.workspace, "innocent.txt"),
+      p.session.identity.runAs.uid,
+      p.session.identity.runAs.gid,
+    );
     expect(statSync(outside).uid, "a chown through the link gives the session the file elsewhere").toBe(
-      facts.session.uid,
+      p.session.identity.runAs.uid,
     );
   });
 
@@ -128,15 +132,15 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
     );
     if (p.kind !== "ready") throw new Error(p.message);
     expect(await mosaicCode(() => start(p.prepared)), "the launch refuses before anything is on disk").toBe(
-      `bind-unreachable: ${locked}: the session (uid ${facts.session.uid}) cannot use this workspace bind: uid ${facts.session.uid} cannot enter ${locked} (mode 0700, owner 0:0)`,
+      `bind-unreachable: ${locked}: the session (uid ${p.prepared.session.identity.runAs.uid}) cannot use this workspace bind: uid ${p.prepared.session.identity.runAs.uid} cannot enter ${locked} (mode 0700, owner 0:0)`,
     );
     expect(statSync(join(locked, "ws")).uid, "the workspace was not handed over").toBe(0);
     expect(existsSync(p.prepared.req.runDir), "no run directory").toBe(false);
     const bare = spawnSync(
       "setpriv",
       [
-        `--reuid=${facts.session.uid}`,
-        `--regid=${facts.session.gid}`,
+        `--reuid=${p.prepared.session.identity.runAs.uid}`,
+        `--regid=${p.prepared.session.identity.runAs.gid}`,
         "--clear-groups",
         "--",
         "bwrap",
@@ -166,7 +170,10 @@ describe("the run's sockets cannot be opened to another uid", () => {
         const run = s.runDir;
         const { tools, model } = runSockets(run);
         const st = statSync(tools);
-        expect([st.mode & 0o777, st.uid], "tools.sock: 0600 and the session's").toEqual([0o600, facts.session.uid]);
+        expect([st.mode & 0o777, st.uid], "tools.sock: 0600 and the session's").toEqual([
+          0o600,
+          s.plan.identity.runAs.uid,
+        ]);
         const tried = await ask(
           w,
           p.req.instance.instance,
@@ -185,3 +192,84 @@ describe("the run's sockets cannot be opened to another uid", () => {
     }, 30_000);
   }
 });
+
+/** A perl one-liner: inotify_init1() until it fails or `max` succeed, then prints how many and holds them `hold` seconds. */
+const inotify = (max: number, hold: number) =>
+  `perl -e 'my $n = 0; while ($n < ${max}) { last if syscall(${INOTIFY_INIT1}, 0) < 0; $n++ } print(($n < ${max} ? "FAILED " . ($! + 0) : "HELD"), " $n\\n"); sleep ${hold}'`;
+
+describe("each session a uid of its own: no per-uid kernel limit is shared", () => {
+  it("two sessions at once run as two uids; one holding every inotify instance its uid may have leaves the other its own", async () => {
+    const a = await launchAndClaim(w, w.request(w.instance("pi-coder", "uid-a", { instance: "uid-a" })));
+    const second = await launchAndClaim(w, w.request(w.instance("pi-coder", "uid-b", { instance: "uid-b" }))).catch(
+      (e: Error) => e,
+    );
+    if (second instanceof Error) await a.stop();
+    expect(second instanceof Error ? second.message : "launched", "a second session launches beside the first").toBe(
+      "launched",
+    );
+    const b = second as Exclude<typeof second, Error>;
+    try {
+      expect(a.plan.identity.runAs.uid, "two live sessions, two uids").not.toBe(b.plan.identity.runAs.uid);
+      const held = w.broker.deliver("uid-a", { from: "pm-uid", body: inotify(100_000, 6) });
+      await new Promise((r) => setTimeout(r, 2500));
+      const other = await ask(w, "uid-b", inotify(1, 0));
+      const first = await waitReply(held);
+      expect(first, "session a took every instance its uid may have (EMFILE past the limit)").toMatch(/^FAILED 24 \d+/);
+      expect(other, "session b still gets its own").toBe("HELD 1");
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
+
+  it("control: with session b run as a's uid on purpose, a's exhausting its instances leaves b none", async () => {
+    const a = await launchAndClaim(w, w.request(w.instance("pi-coder", "uid-c", { instance: "uid-c" })));
+    const b = await launchAndClaim(w, w.request(w.instance("pi-coder", "uid-d", { instance: "uid-d" })), (p) =>
+      launchAsUid(p, a.plan.identity.runAs),
+    );
+    try {
+      expect(b.plan.identity.runAs.uid, "one uid for both, on purpose").toBe(a.plan.identity.runAs.uid);
+      const held = w.broker.deliver("uid-c", { from: "pm-uid", body: inotify(100_000, 6) });
+      await new Promise((r) => setTimeout(r, 2500));
+      const other = await ask(w, "uid-d", inotify(1, 0));
+      await waitReply(held);
+      expect(other, "the other session met the same uid's limit").toBe("FAILED 24 0");
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
+
+  it("a range of one uid: a second session planned before the first started is refused by the uid's lock, naming the run that holds it; planned after, by the planner", async () => {
+    const one = { ...w.hostEnv, MOSAIC_SESSION_UID: "1879050000" };
+    const planned = (name: string) => {
+      const q = prepareLaunch(w.request(w.instance("pi-coder", name, { instance: name }), { hostEnv: one }));
+      if (q.kind !== "ready") throw new Error(q.message);
+      return q.prepared;
+    };
+    const first = planned("uid-e");
+    const second = planned("uid-f");
+    expect(second.session.identity.runAs.uid, "both planned on the one uid while it was free").toBe(1879050000);
+    const a = await start(first);
+    try {
+      await expect(start(second), "the lock, taken at start, refuses the second").rejects.toMatchObject({
+        code: "session-uid-busy",
+        message: expect.stringContaining("run uid-e"),
+      });
+      expect(existsSync(second.req.runDir), "the refused launch made nothing").toBe(false);
+      expect(await mosaicCode(() => planned("uid-g")), "planned now, the planner sees the uid held").toMatch(
+        /^session-uid-busy: .*every uid of 1879050000-1879050000 runs a session/,
+      );
+    } finally {
+      await a.stop();
+    }
+  }, 60_000);
+});
+
+/** The RESULT to message `id` from pm-uid, waited for. */
+async function waitReply(id: string): Promise<string> {
+  for (let i = 0; i < 600; i++) {
+    const r = w.broker.sentTo("pm-uid").find((m) => m.kind === "result" && m.replyTo === id);
+    if (r !== undefined) return r.body;
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  throw new Error(`no reply to ${id}`);
+}

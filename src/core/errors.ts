@@ -29,6 +29,7 @@ export const MOSAIC_ERROR_CODES = {
   "run-dir-exists": "the run directory cannot be made fresh",
   "sandbox-spawn": "the sandbox's command could not be started (setpriv or bwrap missing, say)",
   "seccomp-arch": "no seccomp filter is written for the host's architecture",
+  "session-uid-busy": "every uid of the sessions' range runs a session, or another launch took the one planned",
   "workspace-busy": "another launch holds the workspace: one session per workspace at a time",
   "gate-cache": "warming the gate's compile cache failed",
   "bad-binding": "the stand-in broker got a binding that is not a non-empty string",

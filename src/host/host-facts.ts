@@ -3,7 +3,9 @@ import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { TOP_LINKS, type HostFacts, type TopEntry } from "../core/sandbox/types.ts";
-import { sessionIdentity } from "../core/sandbox/identity.ts";
+import { sessionIdentity, sessionUidRange } from "../core/sandbox/identity.ts";
+import { uidLocksDir } from "../core/session/host-plan.ts";
+import { heldUids } from "./workspace-lock.ts";
 import { findSessionCgroupBases } from "./session-cgroups.ts";
 import { runnerNodePath } from "./runner-node.ts";
 
@@ -25,6 +27,7 @@ export function readHostFacts(opts: {
 }): HostFacts {
   const env = opts.env ?? process.env;
   const uid = process.getuid?.() ?? -1;
+  const stateDir = opts.stateDir ?? stateDirOf(opts.repo, env);
   const top = Object.fromEntries(TOP_LINKS.map((p) => [p, readTop(p)])) as HostFacts["top"];
   const claudePath = resolveClaudeBinary(env);
   return {
@@ -35,10 +38,12 @@ export function readHostFacts(opts: {
     home: env.HOME ?? homedir(),
     bwrapVersion: readBwrapVersion(opts.bwrap ?? "bwrap"),
     arch: process.arch,
-    runnerNode: runnerNodePath(opts.stateDir ?? stateDirOf(opts.repo, env), process.execPath, process.versions.node),
+    runnerNode: runnerNodePath(stateDir, process.execPath, process.versions.node),
     cgroups: uid === 0 ? findSessionCgroupBases() : { pids: null, memory: null },
     uid,
     session: sessionIdentity({ uid, gid: process.getgid?.() ?? -1 }, env),
+    sessionUids: sessionUidRange({ uid }, env),
+    heldSessionUids: heldUids(uidLocksDir(stateDir)),
   };
 }
 

@@ -20,6 +20,10 @@ export interface LaunchRecord {
   quarantine?: string;
   /** The workspace's lock this launch holds (workspace-lock.ts); recover() releases it. */
   lock?: string;
+  /** A root caller's session uid's lock; recover() releases it. */
+  uidLock?: string;
+  /** The session's own passwd and group; recover() removes them. */
+  identityDir?: string;
   /** The end-of-session check's report, once the session has ended. */
   check?: WorkspaceCheck | null;
   end: { reason: string; at: string; detail: string } | null;

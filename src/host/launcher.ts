@@ -44,7 +44,7 @@ import { warmGateCache } from "./warm-gate-cache.ts";
 import { MCP_SERVER_PACKAGES } from "./mcp-packages.ts";
 import { serveModelProxy } from "./model-proxy.ts";
 import { checkWorkspace } from "./workspace-check.ts";
-import { releaseWorkspaceLock, takeWorkspaceLock } from "./workspace-lock.ts";
+import { releaseWorkspaceLock, takeHostLock, takeWorkspaceLock } from "./workspace-lock.ts";
 
 /** The bus, as the launcher needs it: a capability bound to the run, voided when the run ends. */
 export interface Bus {
@@ -186,6 +186,7 @@ export async function start(prepared: PreparedLaunch): Promise<Session> {
   const end: EndRecord = { check: null, how: null };
   try {
     holdLock(res, prepared, end);
+    holdIdentity(res, prepared);
     prepareRunnerNode(plan.runnerNode.path, plan.runnerNode.copyOf, plan.runnerNode.mode); // safety: start-skips-runner-node
     checkReach(plan);
     if (plan.identity.handOver !== null) handOver(plan.identity.handOver.workspace, plan.identity.runAs);
@@ -224,6 +225,37 @@ function holdLock(res: LaunchResources, p: PreparedLaunch, end: EndRecord): void
       plan.endCheck !== null ? checkWorkspace(plan.endCheck.workspace, plan.endCheck.quarantine) : unchecked(plan);
     registry.end(run, end.how?.reason ?? "ended", end.how?.detail ?? "", end.check);
   });
+}
+
+/**
+ * A root caller's session uid, held for the session's life so no other live session runs as it,
+ * and the session's own passwd and group files, written where the session cannot change them.
+ */
+function holdIdentity(res: LaunchResources, p: PreparedLaunch): void {
+  const plan = p.session;
+  const { run, workspace } = plan.sessionFile;
+  const uid = plan.identity.runAs.uid;
+  // safety: session-uid-unlocked-start
+  if (plan.uidLock !== null) {
+    const holder = { run, workspace, hostPid: process.pid, at: new Date().toISOString() };
+    takeHostLock(
+      plan.uidLock,
+      holder,
+      (line) => new MosaicError("session-uid-busy", plan.uidLock!, `uid ${uid} runs another session (${line})`),
+    );
+    res.hold("session uid", plan.uidLock, (lock) => releaseWorkspaceLock(lock, run));
+  }
+  const f = plan.identityFiles;
+  mkdirSync(f.dir, { recursive: true, mode: 0o755 });
+  res.hold("identity files", f.dir, (dir) => rmSync(dir, { recursive: true, force: true }));
+  chmodSync(f.dir, 0o755);
+  for (const [name, text] of [
+    ["passwd", f.passwd],
+    ["group", f.group],
+  ] as const) {
+    writeFileSync(join(f.dir, name), text, { mode: 0o644 });
+    chmodSync(join(f.dir, name), 0o644);
+  }
 }
 
 /**
@@ -387,6 +419,8 @@ function recordLaunch(p: PreparedLaunch, pid: number, cgroups: string[]): void {
     workspace: plan.sessionFile.workspace,
     ...(plan.endCheck !== null ? { quarantine: plan.endCheck.quarantine } : {}),
     lock: plan.lock,
+    ...(plan.uidLock !== null ? { uidLock: plan.uidLock } : {}),
+    identityDir: plan.identityFiles.dir,
     end: null,
   });
 }

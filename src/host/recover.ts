@@ -59,6 +59,8 @@ export async function recover(
     );
     // Only now may another launch use the workspace: nothing of the session runs, and it is checked.
     if (r.lock !== undefined) releaseWorkspaceLock(r.lock, r.run); // safety: recover-keeps-lock
+    if (r.uidLock !== undefined) releaseWorkspaceLock(r.uidLock, r.run);
+    if (r.identityDir !== undefined) rmSync(r.identityDir, { recursive: true, force: true });
     out.push({ run: r.run, killed, survivors, workspace });
   }
   return out;

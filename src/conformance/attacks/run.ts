@@ -1,7 +1,7 @@
 // One arm of the attack table: the row's script sent to a session the shipped launcher started on
 // the world's attack host (prepareLaunch(), the named layers removed on purpose, start()), judged by
 // what it changed on the host, then the host put back as it was for the next arm.
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { WorkspaceCheck } from "../../core/workspace/remedy.ts";
 import type { ArmRequest, ArmResult } from "./host-protocol.ts";
@@ -36,11 +36,8 @@ export async function runAttack(
   const arm: AttackWorld = { ...w, run: join(w.data, "runs", name), capability: "" };
   const before = workspaceSnapshot(arm);
   const saved = row.setup?.(arm);
-  // Without the drop a root caller's session is kuid 0, and the launcher hands it nothing: the trees
-  // and the broker's sockets stay the caller's.
-  const kuid0 = w.uid === 0 && removed.includes("session-uid");
-  if (kuid0) chownTree(w.data, { uid: 0, gid: 0 });
-  for (const s of w.sockets()) chownSync(s, kuid0 ? 0 : w.session.uid, kuid0 ? 0 : w.session.gid);
+  // Without the drop a root caller's session is kuid 0, and the launcher hands it nothing: the trees stay the caller's.
+  if (w.uid === 0 && removed.includes("session-uid")) chownTree(w.data, { uid: 0, gid: 0 });
   for (const k of Object.keys(w.connections) as Array<keyof typeof w.connections>) w.connections[k] = 0;
   // A subshell, so a script that exits early still reaches its end line.
   const end = row.asRunner ? `echo "${ATTACK_END} $?" >&2` : `echo "${ATTACK_END} $?"`;
@@ -114,5 +111,4 @@ function restoreWorld(w: AttackWorld, before: ReturnType<typeof workspaceSnapsho
   writeFileSync(join(w.ws, ".git/config"), before.config);
   chmodSync(w.ws, 0o755);
   chownTree(w.data, w.session);
-  for (const s of w.sockets()) chownSync(s, w.session.uid, w.session.gid);
 }

@@ -5,16 +5,7 @@
 // broker and launches each arm through prepareLaunch() and start(). Everything a session binds lives
 // under the root, so an unprivileged uid can reach it wherever the checkout is.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import {
-  chmodSync,
-  chownSync,
-  copyFileSync,
-  existsSync,
-  lchownSync,
-  mkdirSync,
-  readdirSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, chownSync, copyFileSync, lchownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -58,8 +49,6 @@ export interface AttackWorld {
   neighbor: { pid: number; canary: string };
   launchSocket: string;
   brokerSocket: string;
-  /** The broker's sockets: the caller's when a control removes the drop, the session's otherwise. */
-  sockets(): string[];
   /** Network traps on the host: a TCP listener on 127.0.0.1 and an abstract Unix socket. */
   traps: { tcpPort: number; abstract: string };
   connections: { launch: number; tcpTrap: number; abstractTrap: number };
@@ -267,10 +256,6 @@ export async function makeAttackWorld(identity: Identity): Promise<AttackWorld> 
     neighbor: { pid: neighbour.process.pid!, canary: neighbour.canary },
     launchSocket: join(root, "b", "launch.sock"),
     brokerSocket: join(root, "b", "broker.sock"),
-    sockets: () =>
-      ["b", "bt"]
-        .flatMap((d) => ["broker.sock", "launch.sock"].map((s) => join(root, d, s)))
-        .filter((s) => existsSync(s)),
     traps: { tcpPort: tcpTrap.port!, abstract },
     connections,
     readableNode,

@@ -5,6 +5,7 @@
 // runner's knobs edit a plan, and start() then carries out the edited plan like any other.
 import type { LaunchPlan } from "../../core/launch/decide-launch.ts";
 import type { CgroupController } from "../../core/sandbox/cgroups.ts";
+import { dropToSession, planIdentityFiles } from "../../core/sandbox/identity.ts";
 import { binds } from "../../core/sandbox/binds.ts";
 import { bwrapArgv } from "../../core/sandbox/bwrap-argv.ts";
 import type { SeccompRules } from "../../core/sandbox/seccomp.ts";
@@ -87,6 +88,19 @@ export const launchWithoutDrop = (p: PreparedLaunch): PreparedLaunch =>
     ...s,
     identity: { ...s.identity, runAs: { uid: s.identity.caller, gid: s.identity.caller }, drop: [], handOver: null },
     toolSocket: { ...s.toolSocket, owner: null },
+  }));
+
+/**
+ * A root caller's prepared launch run as a given uid and holding no uid lock: a second session
+ * sharing a first one's uid, as every session did when they all ran as one identity.
+ */
+export const launchAsUid = (p: PreparedLaunch, runAs: { uid: number; gid: number }): PreparedLaunch =>
+  launchWithSession(p, (s) => ({
+    ...s,
+    identity: { ...s.identity, runAs, drop: dropToSession({ uid: s.identity.caller, session: runAs }) },
+    toolSocket: { ...s.toolSocket, owner: s.toolSocket.owner === null ? null : runAs },
+    uidLock: null,
+    identityFiles: { ...s.identityFiles, ...planIdentityFiles(runAs, `${s.sessionFile.runDir}/home`) },
   }));
 
 /** A prepared launch whose runner runs on another copy of node, of the given mode (a readable one, say). */

@@ -41,11 +41,13 @@ export const HOST_LAYOUTS: Readonly<Record<string, { why: string; facts: HostFac
     facts: { ...base, node: { path: "/opt/node/bin/node", realPath: "/opt/node-v24.21.0-linux-x64/bin/node" } },
   },
   "root-caller": {
-    why: "the launcher runs as root: the session drops to uid 65534, in its own pids and memory cgroups",
+    why: "the launcher runs as root: the session drops to a uid of its own from the default range, in its own pids and memory cgroups",
     facts: {
       ...base,
       uid: 0,
-      session: { uid: 65534, gid: 65534 },
+      session: { uid: 1879048192, gid: 65534 },
+      sessionUids: { first: 1879048192, count: 65536 },
+      heldSessionUids: [],
       cgroups: {
         pids: { dir: "/sys/fs/cgroup/pids/mosaic-sessions", version: 1 },
         memory: { dir: "/sys/fs/cgroup/memory/mosaic-sessions", version: 1 },

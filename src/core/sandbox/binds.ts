@@ -18,6 +18,27 @@ type Row = {
 
 const same = (p: string, mode: Bind["mode"]) => ({ source: p, inside: p, mode });
 
+/** ETC_FILES where the host has them, with the session's own passwd and group in place of the host's. */
+function etcBinds(s: SandboxSpec): Made[] {
+  const own = s.etcIdentity;
+  const theirs =
+    own === undefined ? ETC_FILES : ETC_FILES.filter((e) => e.path !== "/etc/passwd" && e.path !== "/etc/group");
+  return [
+    ...theirs.map((e) => ({ source: e.path, inside: e.path, mode: "ro-try" as const, why: e.why })),
+    ...(own === undefined
+      ? []
+      : [
+          {
+            source: own.passwd,
+            inside: "/etc/passwd",
+            mode: "ro" as const,
+            why: "the session's own passwd: root and its user, nothing of the host's accounts",
+          },
+          { source: own.group, inside: "/etc/group", mode: "ro" as const, why: "the session's own group file" },
+        ]),
+  ];
+}
+
 /**
  * The bind table of seed 002, in mount order. The root is an empty tmpfs; each bind lands at
  * its host path so the paths in session.json mean the same inside and out. Nothing else exists.
@@ -42,7 +63,7 @@ export const BIND_TABLE: readonly Row[] = [
   {
     row: "etc",
     why: "the few files of /etc a session reads (ETC_FILES), each where the host has it; the rest stays out",
-    make: () => ETC_FILES.map((e) => ({ source: e.path, inside: e.path, mode: "ro-try" as const, why: e.why })),
+    make: (s) => etcBinds(s),
   }, // safety: etc-writable
   {
     row: "dev",

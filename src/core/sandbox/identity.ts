@@ -2,14 +2,27 @@ import { MosaicError } from "../errors.ts";
 import type { HostFacts, SessionIdentity } from "./types.ts";
 
 /**
- * Who a root caller's sessions run as, unless MOSAIC_SESSION_UID/GID say otherwise: nobody, the one
- * unprivileged uid every Debian and Ubuntu host has in the /etc/passwd the sandbox binds (the CLIs
- * look their user up). A deployment sets a dedicated system user instead.
+ * Who a root caller's sessions run as, unless MOSAIC_SESSION_UIDS, MOSAIC_SESSION_UID or
+ * MOSAIC_SESSION_GID say otherwise: a uid of their own from DEFAULT_SESSION_UIDS, in nogroup.
  */
 export const DEFAULT_SESSION_IDENTITY: Readonly<SessionIdentity & { why: string }> = {
-  uid: 65534,
+  uid: 1879048192,
   gid: 65534,
   why: "kuid 0 writes /proc/sys, reads 0600 root files and plants setuid-root binaries with no capability at all; an unprivileged uid owns nothing a root caller owns",
+};
+
+/** A range of uids a root caller's sessions run as, one a session. */
+export type UidRange = { first: number; count: number };
+
+/**
+ * The uids a root caller's sessions run as by default: one each, so no per-uid kernel limit
+ * (tasks, inotify instances, pipe buffers, RLIMIT_NPROC) is shared between two sessions or with
+ * the founder. systemd leaves 1879048192 and up unallocated; no account of the host owns them.
+ */
+export const DEFAULT_SESSION_UIDS: Readonly<UidRange & { why: string }> = {
+  first: DEFAULT_SESSION_IDENTITY.uid,
+  count: 65536, // safety: default-session-uids-shared
+  why: "a uid per session: one session exhausting its uid's inotify instances or tasks leaves every other session its own",
 };
 
 const parseId = (field: string, raw: string): number => {
@@ -23,22 +36,71 @@ const parseId = (field: string, raw: string): number => {
 };
 
 /**
- * The identity a session runs as. A user caller's sessions run as the caller: that is the only
- * identity it can give them. A root caller's run as MOSAIC_SESSION_UID/GID, else the default, and
- * never as 0 (a bad value is a MosaicError naming the variable).
+ * The base identity a session runs as. A user caller's sessions run as the caller: that is the
+ * only identity it can give them. A root caller's take their uid from sessionUidRange() (this is
+ * its first) and their gid from MOSAIC_SESSION_GID, else nogroup; never 0 (a bad value is a
+ * MosaicError naming the variable).
  */
 export function sessionIdentity(
   caller: SessionIdentity,
   env: Readonly<Record<string, string | undefined>>,
 ): SessionIdentity {
   if (caller.uid !== 0) return { ...caller };
-  const uid = env.MOSAIC_SESSION_UID
-    ? parseId("MOSAIC_SESSION_UID", env.MOSAIC_SESSION_UID)
-    : DEFAULT_SESSION_IDENTITY.uid;
+  const uid = sessionUidRange(caller, env)!.first;
   const gid = env.MOSAIC_SESSION_GID
     ? parseId("MOSAIC_SESSION_GID", env.MOSAIC_SESSION_GID)
     : DEFAULT_SESSION_IDENTITY.gid;
   return { uid, gid };
+}
+
+/**
+ * The uids a root caller's sessions take theirs from: MOSAIC_SESSION_UIDS (`first-last`), or
+ * MOSAIC_SESSION_UID (a range of one: every session that uid, a dedicated system user), else
+ * DEFAULT_SESSION_UIDS. Null for a user caller, whose sessions are the caller.
+ */
+export function sessionUidRange(
+  caller: Pick<SessionIdentity, "uid">,
+  env: Readonly<Record<string, string | undefined>>,
+): UidRange | null {
+  if (caller.uid !== 0) return null;
+  const one = env.MOSAIC_SESSION_UID ?? "";
+  const range = env.MOSAIC_SESSION_UIDS ?? "";
+  if (one !== "" && range !== "")
+    throw new MosaicError("session-identity", "MOSAIC_SESSION_UIDS", "set with MOSAIC_SESSION_UID: choose one");
+  if (one !== "") return { first: parseId("MOSAIC_SESSION_UID", one), count: 1 };
+  if (range === "") return { first: DEFAULT_SESSION_UIDS.first, count: DEFAULT_SESSION_UIDS.count };
+  const m = /^([0-9]+)-([0-9]+)$/.exec(range);
+  if (m === null)
+    throw new MosaicError("session-identity", "MOSAIC_SESSION_UIDS", `${JSON.stringify(range)} is not first-last`);
+  const first = parseId("MOSAIC_SESSION_UIDS", m[1]!);
+  const last = parseId("MOSAIC_SESSION_UIDS", m[2]!);
+  if (last < first) throw new MosaicError("session-identity", "MOSAIC_SESSION_UIDS", `${last} is below ${first}`);
+  return { first, count: last - first + 1 };
+}
+
+/** A stable starting point in the range for a run, so concurrent launches rarely try the same uid first. */
+function offsetOf(run: string, count: number): number {
+  let h = 2166136261;
+  for (let i = 0; i < run.length; i++) h = Math.imul(h ^ run.charCodeAt(i), 16777619) >>> 0;
+  return h % count;
+}
+
+/**
+ * The uid a root caller's session runs as: the first of the range, from the run's own starting
+ * point, that no live session holds. None free is a refusal naming the range.
+ */
+export function pickSessionUid(range: UidRange, held: readonly number[], run: string): number {
+  const taken = new Set(held);
+  const start = offsetOf(run, range.count);
+  for (let i = 0; i < range.count; i++) {
+    const uid = range.first + ((start + i) % range.count);
+    if (!taken.has(uid)) return uid;
+  }
+  throw new MosaicError(
+    "session-uid-busy",
+    "MOSAIC_SESSION_UIDS",
+    `every uid of ${range.first}-${range.first + range.count - 1} runs a session: no uid of its own for another`,
+  );
 }
 
 /**
@@ -70,14 +132,31 @@ export interface IdentityPlan {
  * user caller's session is the caller and hands nothing over.
  */
 export function planIdentity(
-  facts: Pick<HostFacts, "uid" | "session">,
+  facts: Pick<HostFacts, "uid" | "session"> & Partial<Pick<HostFacts, "sessionUids" | "heldSessionUids">>,
   trees: { workspace: string; runDir: string },
+  run = "",
 ): IdentityPlan {
   const root = facts.uid === 0;
+  const range = facts.sessionUids ?? { first: facts.session.uid, count: 1 };
+  const runAs = root
+    ? { uid: pickSessionUid(range, facts.heldSessionUids ?? [], run), gid: facts.session.gid }
+    : { ...facts.session };
   return {
     caller: facts.uid,
-    runAs: { ...facts.session },
-    drop: dropToSession(facts),
+    runAs,
+    drop: dropToSession({ uid: facts.uid, session: runAs }),
     handOver: root ? { ...trees } : null,
+  };
+}
+
+/**
+ * The session's own /etc/passwd and /etc/group: root and the session's user (its HOME the run's),
+ * root's group and the session's. The CLIs and git look their user up, a uid of the range is in
+ * no file of the host's, and the host's own list of accounts stays out.
+ */
+export function planIdentityFiles(runAs: SessionIdentity, home: string): { passwd: string; group: string } {
+  return {
+    passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\nsession:x:${runAs.uid}:${runAs.gid}:mosaic session:${home}:/bin/sh\n`,
+    group: `root:x:0:\nsession:x:${runAs.gid}:\n`,
   };
 }

@@ -27,6 +27,11 @@ export interface SandboxSpec {
    * loads (Claude Code's MCP server); Pi gets node_modules whole.
    */
   packages?: string[];
+  /**
+   * The session's own /etc/passwd and /etc/group (planIdentityFiles()), bound read-only over the
+   * host's: a root caller's session uid is in no file of the host's. Without them, the host's.
+   */
+  etcIdentity?: { passwd: string; group: string };
 }
 
 export type TopLink = "/bin" | "/lib" | "/lib64" | "/sbin";
@@ -64,6 +69,10 @@ export interface HostFacts {
   cgroups: SessionCgroupBases;
   /** The launcher's own uid: 0 is a root caller. */
   uid: number;
+  /** The uids a root caller's sessions take theirs from, one each (sessionUidRange()); null for a user caller. */
+  sessionUids?: { first: number; count: number } | null;
+  /** The uids live sessions hold now (their locks under the state directory), which a new one must not take. */
+  heldSessionUids?: number[];
   /**
    * The identity bwrap and so the whole session run as: a user caller's own, a root caller's
    * dedicated unprivileged one (sessionIdentity()), never uid 0.

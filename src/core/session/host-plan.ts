@@ -11,7 +11,7 @@ import type { ProxyLimits } from "../network/proxy-limits.ts";
 import { upstreamCredential, upstreamUrl } from "../network/placeholder.ts";
 import { runSockets } from "../runner/run-paths.ts";
 import { planCgroups, sessionCgroupName, type CgroupPlan } from "../sandbox/cgroups.ts";
-import { planIdentity, type IdentityPlan } from "../sandbox/identity.ts";
+import { planIdentity, planIdentityFiles, type IdentityPlan } from "../sandbox/identity.ts";
 import { SESSION_LIMITS } from "../sandbox/limits.ts";
 import { RUNNER_NODE_MODE } from "../sandbox/runner-node.ts";
 import { SECCOMP_RULES, seccompArchOf, type SeccompArch, type SeccompRules } from "../sandbox/seccomp.ts";
@@ -65,6 +65,10 @@ export interface HostPlan {
   records: string;
   /** The workspace's lock: one launch per workspace, held for the session's life. */
   lock: string;
+  /** A root caller's session uid's lock: no two live sessions share a uid. Null for a user caller. */
+  uidLock: string | null;
+  /** The session's own /etc/passwd and /etc/group, written before the spawn and bound read-only. */
+  identityFiles: { dir: string; passwd: string; group: string };
   /** Where the seccomp program is written, named by its bytes. */
   seccompDir: string;
 }
@@ -102,6 +106,12 @@ const RUN_TREE = ["turns", "session", "session/pi-agent", "sock", "home"] as con
 export function workspaceLockPath(stateDir: string, workspace: string): string {
   return `${stateDir}/locks/${sha256(workspace)}.lock`;
 }
+
+/** Where a root caller's sessions' uid locks live: `<uid>.lock`, one per live session. */
+export const uidLocksDir = (stateDir: string): string => `${stateDir}/uids`;
+
+/** Where the session's own /etc/passwd and /etc/group are written, outside the run the session can write. */
+export const identityFilesDir = (stateDir: string, run: string): string => `${stateDir}/identity/${run}`;
 
 /** The host's per-run state paths: the quarantine and the egress log sit outside every sandbox. */
 export function runStatePaths(stateDir: string, run: string): { quarantine: string; egressLog: string } {
@@ -155,7 +165,7 @@ export function planBounds(argv: readonly string[], binds: readonly Bind[], cgro
 /** The host's side of one launch, from the host's facts and what the session plan decided. */
 export function planHostSide(inp: HostPlanInputs): HostPlan {
   const { facts, runDir } = inp;
-  const identity = planIdentity(facts, { workspace: inp.workspace, runDir });
+  const identity = planIdentity(facts, { workspace: inp.workspace, runDir }, inp.run);
   // A root caller's session is bounded by its own pids and memory cgroups (docs/hardening.md).
   const name = sessionCgroupName(inp.run, inp.launchedAt.hostPid, inp.launchedAt.now);
   const cgroups = facts.uid === 0 ? planCgroups(facts.cgroups, name) : { name: "", dirs: [] }; // safety: launcher-no-pids-cgroup
@@ -175,6 +185,11 @@ export function planHostSide(inp: HostPlanInputs): HostPlan {
     endCheck: { workspace: inp.workspace, quarantine: runStatePaths(inp.stateDir, inp.run).quarantine }, // safety: plan-no-end-check
     records: `${inp.stateDir}/launches`,
     lock: workspaceLockPath(inp.stateDir, inp.workspace),
+    uidLock: facts.uid === 0 ? `${uidLocksDir(inp.stateDir)}/${identity.runAs.uid}.lock` : null, // safety: session-uid-unlocked
+    identityFiles: {
+      dir: identityFilesDir(inp.stateDir, inp.run),
+      ...planIdentityFiles(identity.runAs, `${runDir}/home`),
+    },
     seccompDir: `${inp.stateDir}/seccomp`,
   };
 }

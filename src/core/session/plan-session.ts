@@ -12,7 +12,7 @@ import { RUNNER_DEFAULTS, SESSION_FILE_VERSION, type SessionFile } from "../runn
 import { planRunnerBounds } from "../runner/bounds.ts";
 import { heldActions } from "../tools/catalog.ts";
 import { sessionEnv } from "./env.ts";
-import { planHostSide, type HostPlan } from "./host-plan.ts";
+import { identityFilesDir, planHostSide, type HostPlan } from "./host-plan.ts";
 
 /** The runner's entry, relative to the checkout. */
 export const RUNNER_ENTRY = "src/host/runner/main.ts";
@@ -167,6 +167,10 @@ export function planSession(inp: SessionInputs): SessionPlan {
     workspace: instance.workspace,
     runDir: inp.runDir,
     packages: plan.harness === "claude-code" ? [...inp.packages].sort() : [],
+    etcIdentity: {
+      passwd: `${identityFilesDir(inp.stateDir, instance.run)}/passwd`,
+      group: `${identityFilesDir(inp.stateDir, instance.run)}/group`,
+    },
   };
   const table = binds(spec, inp.facts, inp.fs);
   const argv = bwrapArgv(spec, inp.facts, table);

@@ -10,7 +10,9 @@ import { newFramer, parseFrame, pushChunk, renderResponse } from "./protocol.ts"
 import * as core from "./state.ts";
 import type { BrokerState, InstancePolicy, MessageKind, SocketName, StepRecord, StoredMessage } from "./state.ts";
 
+/** The caller's own sessions connect as the caller; a root caller's, each its own uid, through their shared group. */
 export const SOCKET_MODE = 0o600;
+export const SESSIONS_SOCKET_MODE = 0o660;
 
 export type CallRecord = StepRecord & { at: string };
 
@@ -68,8 +70,8 @@ function close(server: Server): Promise<void> {
 
 /**
  * Starts the broker with `broker.sock` and `launch.sock` in `dir` (which must be short: 107 bytes
- * per path). A root host's sessions run as their own uid (`sessions`): the sockets are theirs, so
- * they can connect; nobody else can.
+ * per path). A root host's sessions run each as a uid of its own in one group (`sessions`): the
+ * sockets are that group's to connect to (0660); nobody else can.
  */
 /** What the broker's connections and its handle share: its state, the record of calls, the open connections. */
 type Held = {
@@ -102,9 +104,11 @@ export async function startBroker(opts: {
   await listen(brokerServer, brokerSocket);
   try {
     await listen(launchServer, launchSocket);
-    chmodSync(brokerSocket, SOCKET_MODE);
-    chmodSync(launchSocket, SOCKET_MODE);
-    if (opts.sessions) for (const p of [brokerSocket, launchSocket]) chownSync(p, opts.sessions.uid, opts.sessions.gid);
+    for (const p of [brokerSocket, launchSocket]) {
+      chmodSync(p, opts.sessions ? SESSIONS_SOCKET_MODE : SOCKET_MODE);
+      // Owned by the broker, reachable by the sessions' group and nobody else.
+      if (opts.sessions) chownSync(p, process.getuid?.() ?? 0, opts.sessions.gid);
+    }
   } catch (e) {
     await Promise.all([close(brokerServer), close(launchServer)]);
     rmSync(brokerSocket, { force: true });
