@@ -10,6 +10,8 @@ import { startHost, type Host, type RunReply } from "./host-pool.ts";
 import { findProject } from "./killers.ts";
 import type { LoadedCatalog } from "./load.ts";
 import { copyTree, hashDir, readFiles, restoreFiles } from "./tree-copy.ts";
+import type { RecordedLoads } from "./cache-key.ts";
+import { armReads, collectReads, mergeLoads, readsAreVisible } from "./recorded-loads.ts";
 import type { RunOutcome } from "./verdict.ts";
 
 export type RunOptions = {
@@ -83,6 +85,8 @@ export class RunContext {
   readonly runDir: string;
   readonly bless: boolean;
   readonly both: boolean;
+  /** Whether a read moves a file's access time here: without it no run's loads are known. */
+  readsVisible = false;
   private readonly goldenFiles: ReadonlyMap<string, Buffer>;
   private readonly configFile: string | undefined;
   private readonly lock = makeLock();
@@ -121,6 +125,9 @@ export class RunContext {
   /** One tree copy per worker, each with a warm test host. */
   async startHosts(workers: number): Promise<void> {
     mkdirSync(this.runDir, { recursive: true });
+    this.readsVisible = readsAreVisible(this.runDir);
+    if (!this.readsVisible)
+      this.log("reads do not move access times on this file system: no run's loads are known, and no verdict is kept");
     for (let i = 0; i < workers; i++) {
       const tree = join(this.runDir, String(i));
       copyTree(this.opts.root, tree);
@@ -180,14 +187,20 @@ export class RunContext {
     changed: string[],
     limitMs?: number,
     update = false,
-  ): Promise<{ reply: RunReply; blessed: string[] }> {
+  ): Promise<{ reply: RunReply; blessed: string[]; loads?: RecordedLoads }> {
     const files = specs.map((s) => s.file);
     const release = files.some((f) => this.serial.has(findProject(h, f) ?? "")) ? await this.lock() : () => {};
     try {
       const all = [...new Set([...h.dirty, ...changed])];
       h.dirty.clear();
+      if (this.readsVisible) armReads(h.tree);
       const reply = await h.run(specs, all, limitMs ?? this.budget(files), update);
-      return { reply, blessed: this.restoreGoldens(h, this.bless || update) };
+      // Before the goldens' restore, which reads every golden.
+      const loads =
+        this.readsVisible && reply.kind === "done"
+          ? mergeLoads(h.tree, collectReads(h.tree), { files: reply.loaded, folders: [] })
+          : undefined;
+      return { reply, blessed: this.restoreGoldens(h, this.bless || update), ...(loads ? { loads } : {}) };
     } finally {
       release();
     }
