@@ -10,7 +10,13 @@ import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import type { Mutant } from "../src/mutation/catalog.ts";
 import { keyOf, makeKeyReader, type KeyFacts } from "../src/mutation/cache-key.ts";
-import { defaultCachePath, listTrackedReports, placeCache } from "../src/mutation/cache-place.ts";
+import {
+  answeringHits,
+  defaultCachePath,
+  keepsVerdicts,
+  listTrackedReports,
+  placeCache,
+} from "../src/mutation/cache-place.ts";
 import { emptyCache, storeVerdicts } from "../src/mutation/cache.ts";
 import { splitByCache } from "../src/mutation/cache-run.ts";
 import type { LoadedCatalog } from "../src/mutation/load.ts";
@@ -152,5 +158,18 @@ describe("against a base, a stored kill answers only where the key is the same o
       layBaseTree(root, "base", join(scratch.root, "bases-same")),
     );
     expect(split.hits.has("m"), JSON.stringify([...split.misses])).toBe(true);
+  });
+});
+
+describe("a pull request's run (--since) reads main's kills and neither answers its selection with them nor keeps its own", () => {
+  it("--since keeps no verdict; a run without it keeps its kills (the control)", () => {
+    expect(keepsVerdicts({ since: "origin/main" })).toBe(false);
+    expect(keepsVerdicts({ since: undefined })).toBe(true);
+  });
+
+  it("under --since no stored kill answers a selected mutant; without it, the stored kills answer (the control)", () => {
+    const hits = new Map([["no-remount-ro", "killed (cached)"]]);
+    expect([...answeringHits(hits, { since: "origin/main" })]).toEqual([]);
+    expect([...answeringHits(hits, { since: undefined })]).toEqual([["no-remount-ro", "killed (cached)"]]);
   });
 });

@@ -39,3 +39,14 @@ export function listTrackedReports(root: string): string[] {
   const listed = execFileSync("git", ["-C", root, "ls-files", "-z", "--", "reports"], { encoding: "utf8" });
   return listed.split("\0").filter(Boolean); // safety: reports-untracked
 }
+
+/** Whether a run keeps its fresh kills: a pull request's run (--since) reads main's and keeps none. */
+export const keepsVerdicts = (run: { since: string | undefined }): boolean => run.since === undefined; // safety: since-keeps-nothing
+
+/** The stored kills that may answer a run's selected mutants: none under --since, where what is selected runs. */
+export function answeringHits<T>(
+  hits: ReadonlyMap<string, T>,
+  run: { since: string | undefined },
+): ReadonlyMap<string, T> {
+  return run.since === undefined ? hits : new Map(); // safety: since-runs-selected
+}

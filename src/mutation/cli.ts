@@ -19,7 +19,7 @@ import { layBaseTree, readChanges, selectSince, type Changes } from "./since.ts"
 import { readCache, writeCache, type CacheMode, type VerdictCache } from "./cache.ts";
 import { readKeyFacts, rememberVerdicts, splitByCache, type CacheSplit } from "./cache-run.ts";
 import { makeKeyReader } from "./cache-key.ts";
-import { placeCache } from "./cache-place.ts";
+import { answeringHits, keepsVerdicts, placeCache } from "./cache-place.ts";
 
 /** Projects whose tests start real sandboxes and CLIs: one file at a time across the whole run. */
 const SERIAL_PROJECTS = ["live", "matrix"];
@@ -137,7 +137,7 @@ function openCache(
     args.since === undefined ? undefined : layBaseTree(root, args.since, resolve(root, args.scratch ?? ".scratch/mut"));
   const split = splitByCache(root, catalog, catalog.mutants, cache, mode, readKeyFacts(), baseRoot);
   // A pull request's run reads main's verdicts and keeps none of its own.
-  return { path: placed.path, cache, split, writes: args.since === undefined }; // safety: since-keeps-nothing
+  return { path: placed.path, cache, split, writes: keepsVerdicts(args) };
 }
 
 async function runCatalog(
@@ -171,7 +171,7 @@ async function runCatalog(
   }
   const started = performance.now();
   // What --since selects always runs: a stored kill only decides what is left out.
-  const hits = use && !changes ? use.split.hits : new Map(); // safety: since-runs-selected
+  const hits = use ? answeringHits(use.split.hits, args) : new Map<string, never>();
   const toRun = plan.selected.filter((m) => !hits.has(m.id));
   if (use) describeCache(plan.selected.length, toRun, use.split, use.path, out);
   const ran =
