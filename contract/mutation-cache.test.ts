@@ -142,6 +142,10 @@ describe("a mutant's cache key", () => {
     expect(explainMiss(base.parts, k.parts)).toEqual([why]);
   });
 
+  it("a killer the tree does not hold (new in the change, keyed on its base) loads nothing there", () => {
+    expect(walkLoads(layTree(), ["contract/new.test.ts"])).toEqual(["contract/new.test.ts"]);
+  });
+
   it("misses when the catalog entry changes (its replacement, or its killers)", () => {
     const root = layTree();
     expect(keyIn(root, { ...CONTRACT, replace: "&& false" }).key).not.toBe(base.key);

@@ -224,8 +224,11 @@ describe("a committed report or record the change rewrote stands only when it is
   });
 
   it("a rewritten one that says Killed where the run computed Survived fails, naming the file", () => {
-    expect(judge(REPORT_TEXT("Killed"), REPORT_TEXT("Survived"), REPORT_TEXT("Survived"))).toMatch(
-      /^mutants\/sweep\/stryker-incremental\.json: this change rewrites it, but it is not what the sweep computes/,
+    // toEqual, not toMatch: a null must fail as an assertion, not as toMatch's type error.
+    expect(judge(REPORT_TEXT("Killed"), REPORT_TEXT("Survived"), REPORT_TEXT("Survived"))).toEqual(
+      expect.stringMatching(
+        /^mutants\/sweep\/stryker-incremental\.json: this change rewrites it, but it is not what the sweep computes/,
+      ),
     );
   });
 
@@ -312,7 +315,9 @@ describe("--changed on a real git repository: the scope is git's diff, whatever 
         computed,
         same: (a, b) => digestReportVerdicts(a) === digestReportVerdicts(b),
       });
-    expect(judge(REPORT_TEXT("Survived"))).toMatch(/stryker-incremental\.json: this change rewrites it/);
+    expect(judge(REPORT_TEXT("Survived"))).toEqual(
+      expect.stringMatching(/stryker-incremental\.json: this change rewrites it/),
+    );
     git("checkout", "-q", "main", "--", "mutants/sweep/stryker-incremental.json");
     git("commit", "-qm", "the base's report back");
     expect(judge(REPORT_TEXT("Survived")), "control: the base's own report is not this change's claim").toBeNull();

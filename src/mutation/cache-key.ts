@@ -87,7 +87,8 @@ export function walkLoads(
   const visit = (abs: string) => {
     if (seen.has(abs)) return;
     seen.add(abs);
-    if (!abs.endsWith(".ts")) return;
+    // A killer absent from this tree (new in the change, read on its base) loads nothing here.
+    if (!abs.endsWith(".ts") || !isFile(abs)) return;
     let next = edges.get(abs);
     if (next === undefined) {
       next = edgesOf(root, abs);
