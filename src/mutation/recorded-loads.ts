@@ -35,9 +35,10 @@ export function armReads(root: string): void {
   for (const e of walk(root)) if (e.atime !== UNREAD) utimesSync(e.abs, UNREAD, e.mtime);
 }
 
-/** The files and folders read since armReads, by path from the root. */
-export function collectReads(root: string): RecordedLoads {
+/** The files and folders read since the tree was last armed, each set unread again: one walk per run. */
+export function takeReads(root: string): RecordedLoads {
   const read = walk(root).filter((e) => e.atime !== UNREAD);
+  for (const e of read) utimesSync(e.abs, UNREAD, e.mtime);
   return { files: read.filter((e) => !e.dir).map((e) => e.rel), folders: read.filter((e) => e.dir).map((e) => e.rel) };
 }
 

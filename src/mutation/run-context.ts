@@ -11,7 +11,7 @@ import { findProject } from "./killers.ts";
 import type { LoadedCatalog } from "./load.ts";
 import { copyTree, hashDir, readFiles, restoreFiles } from "./tree-copy.ts";
 import type { RecordedLoads } from "./cache-key.ts";
-import { armReads, collectReads, mergeLoads, readsAreVisible } from "./recorded-loads.ts";
+import { armReads, mergeLoads, readsAreVisible, takeReads } from "./recorded-loads.ts";
 import type { RunOutcome } from "./verdict.ts";
 
 export type RunOptions = {
@@ -131,6 +131,8 @@ export class RunContext {
     for (let i = 0; i < workers; i++) {
       const tree = join(this.runDir, String(i));
       copyTree(this.opts.root, tree);
+      // Every entry unread: from now on each run's reads are taken, and set unread, after it.
+      if (this.readsVisible) armReads(tree);
       this.treeGoldens.push(hashDir(join(tree, "goldens")));
     }
     this.hosts.push(
@@ -193,14 +195,16 @@ export class RunContext {
     try {
       const all = [...new Set([...h.dirty, ...changed])];
       h.dirty.clear();
-      if (this.readsVisible) armReads(h.tree);
       const reply = await h.run(specs, all, limitMs ?? this.budget(files), update);
       // Before the goldens' restore, which reads every golden.
       const loads =
         this.readsVisible && reply.kind === "done"
-          ? mergeLoads(h.tree, collectReads(h.tree), { files: reply.loaded, folders: [] })
+          ? mergeLoads(h.tree, takeReads(h.tree), { files: reply.loaded, folders: [] })
           : undefined;
-      return { reply, blessed: this.restoreGoldens(h, this.bless || update), ...(loads ? { loads } : {}) };
+      const blessed = this.restoreGoldens(h, this.bless || update);
+      // The restore read every golden: they are not the next run's loads.
+      if (this.readsVisible && (this.bless || update)) armReads(join(h.tree, "goldens"));
+      return { reply, blessed, ...(loads ? { loads } : {}) };
     } finally {
       release();
     }
