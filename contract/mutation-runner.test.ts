@@ -4,14 +4,15 @@
 // A second run, with --bless-goldens, proves that mode kills only by assertion and names the
 // mutant a golden alone guarded. A third, with --both, gives both verdicts in one pass: they must
 // be the two separate runs' verdicts.
-import { spawnSync } from "node:child_process";
-import { appendFileSync, cpSync, existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { appendFileSync, cpSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { MutationTestResult } from "mutation-testing-report-schema/api";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { MUTATION_HOST_ENV } from "../src/mutation/host-pool.ts";
 import { hashDir } from "../src/mutation/tree-copy.ts";
+import type { MutantRecord } from "../src/mutation/report.ts";
 import { findSchemaProblems } from "../src/mutation/schema-check.ts";
 
 const FIXTURE = join(REPO_ROOT, "contract/fixtures/mutation-project");
@@ -309,5 +310,151 @@ describe.skipIf(insideMutationRun)("the verdict cache on a copy of the fixture p
     expect(third.stdout).toContain("test host(s) ready");
     expect(tableRows(third.stdout).get("fixture-dotdot")?.[3]).toBe("killed");
     expect(third.status).toBe(0);
+  });
+});
+
+/**
+ * A change that weakens fixture-dotdot's killer and brings a kill of its own for it: one the
+ * engine's keyOf made over the change's final tree, as a hostile pull request would. The engine
+ * must run the mutant (and so fail the run) wherever the forged kill lies; the control makes the
+ * same steps with a harmless edit, and passes.
+ */
+describe.skipIf(insideMutationRun)("forged verdicts on git clones of the fixture project", () => {
+  const ROOT = join(SCRATCH, "forged");
+  const XDG = join(ROOT, "xdg");
+  // The sentinel is another mutant: fixture-dotdot's own killer is the one the change weakens.
+  const WEAK = 'expect(isInside("/ws", "/etc")).toBe(false);';
+  const HARMLESS = 'expect(isInside("/ws", "/ws/../etc")).toBe(false); // reworded';
+  const runs = new Map<string, { status: number | null; stdout: string }>();
+  const cacheBytes = new Map<string, string>();
+
+  /** The fixture as a git repository: main, then a change to the killer (weakening or harmless). */
+  function layChange(name: string, killerLine: string): string {
+    const project = join(ROOT, name);
+    rmSync(project, { recursive: true, force: true });
+    cpSync(FIXTURE, project, { recursive: true });
+    const git = (...a: string[]) =>
+      execFileSync("git", ["-C", project, "-c", "user.name=t", "-c", "user.email=t@invalid", ...a], {
+        encoding: "utf8",
+      });
+    git("init", "-q", "-b", "main");
+    git("add", ".");
+    git("commit", "-qm", "main");
+    git("tag", "base");
+    const spec = join(project, "tests/guard.spec.ts");
+    writeFileSync(
+      spec,
+      readFileSync(spec, "utf8").replace('expect(isInside("/ws", "/ws/../etc")).toBe(false);', killerLine),
+    );
+    git("commit", "-qam", "the change");
+    return project;
+  }
+
+  /** A cache holding a kill of fixture-dotdot keyed over the project's tree as it is now. */
+  async function forge(project: string, file: string): Promise<void> {
+    const { loadCatalog } = await import("../src/mutation/load.ts");
+    const { keyOf, makeKeyReader } = await import("../src/mutation/cache-key.ts");
+    const { emptyCache, storeVerdicts, writeCache } = await import("../src/mutation/cache.ts");
+    const { readKeyFacts } = await import("../src/mutation/cache-run.ts");
+    const m = loadCatalog(project).mutants.find((x) => x.id === "fixture-dotdot")!;
+    const tree = makeKeyReader(project);
+    const record: MutantRecord = {
+      mutant: m,
+      line: 5,
+      site: { kind: "found", offset: 0, startLine: 5, endLine: 5 },
+      verdict: { kind: "killed", by: [m.killedBy[0]!], evidence: "assertion", message: "forged" },
+      seconds: 0,
+      testsRun: [m.killedBy[0]!],
+      loads: { files: [], folders: [] },
+    };
+    const cache = emptyCache();
+    storeVerdicts(cache, keyOf(tree, m, readKeyFacts()), { id: m.id, ordinary: record }, tree);
+    writeCache(file, cache);
+  }
+
+  const mutants = (project: string, ...args: string[]) => {
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(REPO_ROOT, "scripts/mutants.ts"),
+        ...["--root", project, "--scratch", join(ROOT, "trees"), "--reports", join(ROOT, "r")],
+        ...["--timeout-floor", "3000", "--workers", "1", "--sentinel", "fixture-golden", ...args],
+      ],
+      { encoding: "utf8", timeout: 60_000, env: { ...process.env, XDG_CACHE_HOME: XDG } },
+    );
+    return { status: r.status, stdout: `${r.stdout}\n${r.stderr}` };
+  };
+
+  beforeAll(async () => {
+    rmSync(ROOT, { recursive: true, force: true });
+    for (const [name, line] of [
+      ["committed", WEAK],
+      ["committed-control", HARMLESS],
+    ] as const) {
+      const project = layChange(name, line);
+      const file = join(project, "reports/mutant-cache.json");
+      await forge(project, file);
+      execFileSync("git", ["-C", project, "-c", "user.name=t", "-c", "user.email=t@invalid", "add", "-f", file]);
+      execFileSync("git", [
+        "-C",
+        project,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@invalid",
+        "commit",
+        "-qm",
+        "its own verdicts",
+      ]);
+      runs.set(name, mutants(project, "--only", "fixture-dotdot"));
+      if (name === "committed")
+        runs.set(
+          "committed-named",
+          mutants(project, "--only", "fixture-dotdot", "--cache", "reports/mutant-cache.json"),
+        );
+    }
+    for (const [name, line] of [
+      ["since", WEAK],
+      ["since-control", HARMLESS],
+    ] as const) {
+      const project = layChange(name, line);
+      const file = join(ROOT, `${name}-cache.json`);
+      await forge(project, file);
+      cacheBytes.set(name, readFileSync(file, "utf8"));
+      runs.set(name, mutants(project, "--since", "base", "--cache", file));
+      cacheBytes.set(`${name}-after`, readFileSync(file, "utf8"));
+    }
+  }, 240_000);
+
+  it("a kill committed under reports/ is never read: the weakened mutant runs and fails the run", () => {
+    const run = runs.get("committed")!;
+    expect(run.stdout, run.stdout).not.toContain("cached from");
+    expect(tableRows(run.stdout).get("fixture-dotdot")?.[3]).toBe("survived");
+    expect(run.status).toBe(1);
+    const named = runs.get("committed-named")!;
+    expect(named.stdout).toMatch(/--cache reports\/mutant-cache\.json: .* lies inside the checkout/);
+    expect(named.status).toBe(2);
+  });
+
+  it("control: the same steps with a harmless edit pass, the mutant killed by running it", () => {
+    const run = runs.get("committed-control")!;
+    expect(run.stdout, run.stdout).not.toContain("cached from");
+    expect(tableRows(run.stdout).get("fixture-dotdot")?.[3]).toBe("killed");
+    expect(run.status).toBe(0);
+  });
+
+  it("--since runs what it selects, though a stored kill answers for the change's tree, and keeps no verdict", () => {
+    const run = runs.get("since")!;
+    expect(run.stdout, run.stdout).toContain("--since base: fixture-dotdot (its killer test file changed)");
+    expect(run.stdout).not.toContain("cached from");
+    expect(tableRows(run.stdout).get("fixture-dotdot")?.[3]).toBe("survived");
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain("NOT KILLED: fixture-dotdot");
+    // The fixture's other mutants run too (no stored kill answers them) and fail as they are made to.
+    const control = runs.get("since-control")!;
+    expect(tableRows(control.stdout).get("fixture-dotdot")?.[3], control.stdout).toBe("killed");
+    expect(control.stdout).not.toContain("NOT KILLED: fixture-dotdot");
+    for (const name of ["since", "since-control"])
+      expect(cacheBytes.get(`${name}-after`), `${name}: the cache is as it was`).toBe(cacheBytes.get(name));
   });
 });

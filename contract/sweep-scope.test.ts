@@ -1,13 +1,26 @@
-// `npm run mutants:sweep -- --changed`: which swept files a sweep mutates again, from the record of
-// inputs kept with the committed report. Pure over the record, the inputs now and the report.
-import { globSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+// `npm run mutants:sweep -- --changed`: which swept files a sweep mutates again, from what git's
+// diff says the change touches (never from a record the change could rewrite), and whether the
+// committed report and record may stand. Pure over the paths, the inputs now and the base's report,
+// and on real git repositories for the diff.
+import { execFileSync } from "node:child_process";
+import { globSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
-import { readSweepRecord } from "../src/mutation/sweep-inputs.ts";
+import {
+  digestReportVerdicts,
+  readChangedPaths,
+  readSweepInputs,
+  readSweepRecord,
+  sameRecord,
+  showAt,
+  writeRecordText,
+} from "../src/mutation/sweep-inputs.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import {
   changedInputs,
+  judgeCommitted,
   planSweepScope,
   readSweepArgs,
   SWEEP_INERT,
@@ -40,10 +53,8 @@ const RECORDED: InputDigests = {
   "contract/support/helper.ts": "h1",
   "package-lock.json": "p1",
 };
-const plan = (
-  now: InputDigests,
-  record: { report: string; inputs: InputDigests } | null = { report: "r1", inputs: RECORDED },
-) => planSweepScope({ record, reportDigest: "r1", now, swept: SWEPT, report: REPORT });
+const plan = (now: InputDigests) =>
+  planSweepScope({ changed: changedInputs(RECORDED, now), now, swept: SWEPT, report: REPORT });
 const edit = (changes: Record<string, string | undefined>): InputDigests => {
   const out: Record<string, string> = { ...RECORDED };
   for (const [p, d] of Object.entries(changes))
@@ -112,17 +123,6 @@ describe("--changed: the swept files a sweep mutates again", () => {
     });
   });
 
-  it("no record, or a report other than the one the record was kept with: the run is whole", () => {
-    expect(plan(RECORDED, null)).toEqual({
-      kind: "whole",
-      why: "no record of the inputs the committed report was made from",
-    });
-    expect(plan(RECORDED, { report: "r0", inputs: RECORDED })).toEqual({
-      kind: "whole",
-      why: "the committed report is not the one its record of inputs was kept with",
-    });
-  });
-
   it("changedInputs: changed, added and removed paths, sorted; inert ones left out", () => {
     expect(
       changedInputs({ b: "1", c: "1", "mutants/sweep/x": "1" }, { a: "1", b: "2", "mutants/sweep/x": "2" }),
@@ -135,8 +135,24 @@ describe("the sweep's options and its record", () => {
     const problem = { problem: "--changed picks the files to mutate itself; leave out --mutate and --force" };
     for (const extra of [["--mutate", "src/core/a.ts"], ["-m", "x"], ["--mutate=x"], ["--force"]])
       expect(readSweepArgs(["--changed", ...extra]), extra.join(" ")).toEqual(problem);
-    expect(readSweepArgs(["--changed"])).toEqual({ changed: true, keepsRecord: true, strykerArgs: [] });
-    expect(readSweepArgs(["--force"])).toEqual({ changed: false, keepsRecord: true, strykerArgs: ["--force"] });
+    expect(readSweepArgs(["--changed"])).toEqual({
+      changed: true,
+      keepsRecord: true,
+      base: undefined,
+      strykerArgs: [],
+    });
+    expect(readSweepArgs(["--changed", "--base", "origin/main"])).toMatchObject({
+      changed: true,
+      base: "origin/main",
+      strykerArgs: [],
+    });
+    expect(readSweepArgs(["--changed", "--base"])).toEqual({ problem: "--base needs a git ref" });
+    expect(readSweepArgs(["--force"])).toEqual({
+      changed: false,
+      keepsRecord: true,
+      base: undefined,
+      strykerArgs: ["--force"],
+    });
     expect(readSweepArgs(["--mutate", "src/core/a.ts"])).toMatchObject({ changed: false, keepsRecord: false });
   });
 
@@ -175,5 +191,135 @@ describe("the sweep's options and its record", () => {
       const text = readFileSync(join(REPO_ROOT, f), "utf8");
       for (const { prefix } of SWEEP_INERT) expect(text.includes(prefix), `${f} names ${prefix}`).toBe(false);
     }
+  });
+});
+
+const REPORT_TEXT = (status: string, ids = ["7", "8"]) =>
+  JSON.stringify({
+    files: {
+      "src/core/a.ts": {
+        source: "a1",
+        mutants: [
+          { id: ids[0], mutatorName: "M", replacement: "x", status, location: { start: { line: 1 } }, coveredBy: ids },
+        ],
+      },
+    },
+    testFiles: { "contract/a.test.ts": { tests: [{ id: ids[1] }] } },
+  });
+
+describe("a committed report or record the change rewrote stands only when it is what the run computed", () => {
+  const same = (a: string, b: string) => digestReportVerdicts(a) === digestReportVerdicts(b);
+  const judge = (head: string | null, base: string | null, computed: string) =>
+    judgeCommitted({ file: "mutants/sweep/stryker-incremental.json", head, base, computed, same });
+
+  it("the base's own, untouched by the change, stands though older than the tree (the control)", () => {
+    expect(judge(REPORT_TEXT("Survived"), REPORT_TEXT("Survived"), REPORT_TEXT("Killed"))).toBeNull();
+    expect(judge(null, null, REPORT_TEXT("Killed"))).toBeNull();
+  });
+
+  it("a rewritten one equal to the computed verdicts stands; test ids StrykerJS renumbers do not count", () => {
+    expect(
+      judge(REPORT_TEXT("Killed", ["1", "2"]), REPORT_TEXT("Survived"), REPORT_TEXT("Killed", ["9", "9"])),
+    ).toBeNull();
+  });
+
+  it("a rewritten one that says Killed where the run computed Survived fails, naming the file", () => {
+    // toEqual, not toMatch: a null must fail as an assertion, not as toMatch's type error.
+    expect(judge(REPORT_TEXT("Killed"), REPORT_TEXT("Survived"), REPORT_TEXT("Survived"))).toEqual(
+      expect.stringMatching(
+        /^mutants\/sweep\/stryker-incremental\.json: this change rewrites it, but it is not what the sweep computes/,
+      ),
+    );
+  });
+
+  it("records: the same report and inputs are the same; one input more or another digest is not", () => {
+    const r = writeRecordText(REPORT_TEXT("Killed"), { "src/core/a.ts": "a1" });
+    expect(sameRecord(r, writeRecordText(REPORT_TEXT("Killed", ["3", "4"]), { "src/core/a.ts": "a1" }))).toBe(true);
+    expect(sameRecord(r, writeRecordText(REPORT_TEXT("Killed"), { "src/core/a.ts": "a2" }))).toBe(false);
+    expect(sameRecord(r, writeRecordText(REPORT_TEXT("Survived"), { "src/core/a.ts": "a1" }))).toBe(false);
+  });
+});
+
+const scratch = makeScratch("sweep-forgery");
+afterAll(() => scratch.remove());
+
+describe("--changed on a real git repository: the scope is git's diff, whatever the record says", () => {
+  /** A repository whose main holds a swept file, its test, a report and a record of the tree. */
+  function layRepo(name: string): { root: string; git: (...a: string[]) => string } {
+    const root = join(scratch.root, name);
+    const git = (...a: string[]) => execFileSync("git", ["-C", root, ...a], { encoding: "utf8" });
+    const files: Record<string, string> = {
+      "src/core/a.ts": "export const a = (p: string) => !p.includes('..'); // the protection\n",
+      "contract/a.test.ts": "// covers a\n",
+      "README.md": "# t\n",
+      "mutants/sweep/stryker-incremental.json": REPORT_TEXT("Killed"),
+    };
+    for (const [p, t] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, p)), { recursive: true });
+      writeFileSync(join(root, p), t);
+    }
+    git("init", "-q", "-b", "main");
+    git("config", "user.email", "t@example.invalid");
+    git("config", "user.name", "t");
+    writeFileSync(
+      join(root, "mutants/sweep/inputs.json"),
+      writeRecordText(REPORT_TEXT("Killed"), readSweepInputs(root)),
+    );
+    git("add", ".");
+    git("commit", "-qm", "main");
+    git("checkout", "-qb", "change");
+    return { root, git };
+  }
+  const scopeOf = (root: string) => {
+    const changed = readChangedPaths(root, "main");
+    if ("problem" in changed) throw new Error(changed.problem);
+    const report = JSON.parse(
+      showAt(root, changed.mergeBase, "mutants/sweep/stryker-incremental.json")!,
+    ) as ScopeReport;
+    return planSweepScope({ changed: changed.paths, now: readSweepInputs(root), swept: SWEPT, report });
+  };
+
+  it("a weakened swept file with a record regenerated to match it is still mutated again", () => {
+    const { root, git } = layRepo("forged-record");
+    writeFileSync(join(root, "src/core/a.ts"), "export const a = (_p: string) => true; // the protection\n");
+    writeFileSync(
+      join(root, "mutants/sweep/inputs.json"),
+      writeRecordText(REPORT_TEXT("Killed"), readSweepInputs(root)),
+    );
+    git("commit", "-qam", "weaken, and a record that says nothing changed");
+    expect(scopeOf(root)).toEqual({ kind: "narrow", mutate: ["src/core/a.ts"], why: { "src/core/a.ts": "changed" } });
+  });
+
+  it("control: the same steps without the weakening touch nothing the sweep reads", () => {
+    const { root, git } = layRepo("honest");
+    writeFileSync(
+      join(root, "mutants/sweep/inputs.json"),
+      writeRecordText(REPORT_TEXT("Killed"), readSweepInputs(root)),
+    );
+    git("commit", "-qam", "the record again", "--allow-empty");
+    expect(scopeOf(root)).toEqual({ kind: "none" });
+  });
+
+  it("a report the change rewrote to say Killed, against the run's Survived, fails naming it; the base's stands", () => {
+    const { root, git } = layRepo("forged-report");
+    writeFileSync(
+      join(root, "mutants/sweep/stryker-incremental.json"),
+      REPORT_TEXT("Killed", ["5", "6"]).replace('"a1"', '"a2"'),
+    );
+    git("commit", "-qam", "a report of its own");
+    const judge = (computed: string) =>
+      judgeCommitted({
+        file: "mutants/sweep/stryker-incremental.json",
+        head: showAt(root, "HEAD", "mutants/sweep/stryker-incremental.json"),
+        base: showAt(root, "main", "mutants/sweep/stryker-incremental.json"),
+        computed,
+        same: (a, b) => digestReportVerdicts(a) === digestReportVerdicts(b),
+      });
+    expect(judge(REPORT_TEXT("Survived"))).toEqual(
+      expect.stringMatching(/stryker-incremental\.json: this change rewrites it/),
+    );
+    git("checkout", "-q", "main", "--", "mutants/sweep/stryker-incremental.json");
+    git("commit", "-qm", "the base's report back");
+    expect(judge(REPORT_TEXT("Survived")), "control: the base's own report is not this change's claim").toBeNull();
   });
 });

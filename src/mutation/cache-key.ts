@@ -12,8 +12,9 @@ export type KeyInput =
   | "killer test file"
   | "loaded file"
   | "golden"
-  | "vitest config"
-  | "lockfile"
+  | "project file"
+  | "recorded load"
+  | "listed folder"
   | "node"
   | "bwrap";
 
@@ -27,11 +28,31 @@ export const KEY_INPUTS: ReadonlyArray<{ input: KeyInput; why: string }> = [
     why: "every repository file a killer test loads: by import, or by a path it names (a process it spawns, a fixture it reads)",
   },
   { input: "golden", why: "a golden a killer test compares: its header names the test as its writer" },
-  { input: "vitest config", why: "which files form which tier, the pool and its timeouts" },
-  { input: "lockfile", why: "pins vitest, the Pi and Claude Code CLIs and every package a test loads" },
+  {
+    input: "project file",
+    why: "in every key: the packages and their pins, npm's settings, the compiler's and vitest's configuration (PROJECT_FILES)",
+  },
+  {
+    input: "recorded load",
+    why: "a file the run that gave the verdict loaded: a module in vitest's graph of a killer test file or of its setup files, or a file any of its processes opened (a fixture, a script it spawned or copied)",
+  },
+  {
+    input: "listed folder",
+    why: "a folder the run that gave the verdict listed (scenarios, baselines): its entries' names",
+  },
   { input: "node", why: "the runtime that strips types and runs every test" },
-  { input: "bwrap", why: "live killers only: the sandbox their sessions run in" },
+  { input: "bwrap", why: "a mutant with at least one live killer: the sandbox their sessions run in" },
 ];
+
+/** Inputs a run records (known only after it ran): a stored verdict carries them, a fresh key does not. */
+export const RECORDED_INPUTS: ReadonlySet<KeyInput> = new Set(["recorded load", "listed folder"]);
+
+/**
+ * In every key, whatever the killers load: the packages and their pins (package.json,
+ * package-lock.json), npm's project settings (.npmrc: npm reads the project's at the root only),
+ * the compiler's settings and vitest's tiers, pool, setup files and timeouts.
+ */
+export const PROJECT_FILES = ["package.json", "package-lock.json", "tsconfig.json", "vitest.config.ts", ".npmrc"];
 
 export type KeyPart = { input: KeyInput; name: string; digest: string };
 export type MutantKey = { key: string; parts: KeyPart[] };
@@ -48,7 +69,7 @@ const sha = (b: Buffer | string): string => createHash("sha256").update(b).diges
 
 /** A quoted path with an extension that a file may name: `"../goldens/x.jsonc"`, `"src/host/x.ts"`. */
 const PATH_LITERAL =
-  /["'`]((?:\.{1,2}\/)*[\w@-][\w.@-]*(?:\/[\w.@-]+)*\.(?:ts|js|mjs|json|jsonc|txt|md|sh|yaml))["'`]/g;
+  /["'`]((?:\.{1,2}\/)*[\w@-][\w.@-]*(?:\/[\w.@-]+)*\.(?:ts|mts|cts|js|mjs|cjs|json|jsonc|jsonl|txt|md|sh|bash|py|yaml|yml|toml|conf|html|xml))["'`]/g;
 
 /**
  * Every repository file the entries load, each entry included: every quoted path that names a
@@ -66,7 +87,8 @@ export function walkLoads(
   const visit = (abs: string) => {
     if (seen.has(abs)) return;
     seen.add(abs);
-    if (!abs.endsWith(".ts")) return;
+    // A killer absent from this tree (new in the change, read on its base) loads nothing here.
+    if (!abs.endsWith(".ts") || !isFile(abs)) return;
     let next = edges.get(abs);
     if (next === undefined) {
       next = edgesOf(root, abs);
@@ -110,7 +132,7 @@ const CODE_DIRS = new Set(["src", "contract", "live", "scripts", "goldens"]);
  * trees, packages (the lockfile stands for them) and git's store. In a key they would miss on
  * every run.
  */
-const OUTPUT_DIRS = new Set(["reports", ".scratch", "node_modules", ".git"]);
+const OUTPUT_DIRS = new Set(["reports", ".scratch", "node_modules", ".git", ".vite-cache", ".stryker-tmp"]);
 
 function isOutput(root: string, abs: string): boolean {
   const parts = relative(root, abs).split(sep);
@@ -138,6 +160,17 @@ function isFile(p: string): boolean {
     return statSync(p).isFile();
   } catch {
     return false;
+  }
+}
+
+function listEntries(dir: string): string {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .map((d) => `${d.name}${d.isDirectory() ? "/" : ""}`)
+      .sort()
+      .join("\n");
+  } catch {
+    return "(absent)";
   }
 }
 
@@ -172,6 +205,8 @@ export function indexGoldenWriters(root: string): Map<string, string[]> {
 export type KeyReader = {
   root: string;
   digest: (path: string) => string;
+  /** A folder's entries, names and kinds, as a digest ("(absent)" hashed when it is none). */
+  listing: (path: string) => string;
   loads: (entries: readonly string[]) => string[];
   goldensBy: (testFile: string) => readonly string[];
 };
@@ -191,6 +226,7 @@ export function makeKeyReader(root: string): KeyReader {
       }
       return d;
     },
+    listing: (path) => sha(listEntries(join(root, path))),
     loads: (entries) => {
       const id = entries.join("\0");
       let w = walks.get(id);
@@ -204,7 +240,11 @@ export function makeKeyReader(root: string): KeyReader {
   };
 }
 
-/** The key of one mutant, with each input's digest so a miss can name what changed. */
+/**
+ * The part of a mutant's key that the tree gives before anything runs: the mutation, the code it
+ * is written into, its killers and what they name, the goldens they write, the project files, the
+ * runtime and, when any killer is live, bwrap. A stored verdict adds what its run recorded.
+ */
 export function keyOf(tree: KeyReader, m: Mutant, facts: KeyFacts): MutantKey {
   const parts: KeyPart[] = [];
   const file = (input: KeyInput, name: string) => parts.push({ input, name, digest: tree.digest(name) });
@@ -215,12 +255,39 @@ export function keyOf(tree: KeyReader, m: Mutant, facts: KeyFacts): MutantKey {
   for (const k of killers) file("killer test file", k); // safety: cache-key-killer-file
   for (const f of tree.loads(killers)) if (!killers.includes(f) && f !== m.file) file("loaded file", f); // safety: cache-key-loaded
   for (const g of killers.flatMap(tree.goldensBy)) file("golden", g); // safety: cache-key-golden
-  file("vitest config", "vitest.config.ts");
-  file("lockfile", "package-lock.json");
+  for (const f of PROJECT_FILES) file("project file", f); // safety: cache-key-project-files
   value("node", facts.node);
-  if (killers.some(facts.isLiveTest)) value("bwrap", facts.bwrap); // safety: cache-key-bwrap
-  const key = sha(parts.map((p) => `${p.input}\0${p.name}\0${p.digest}`).join("\n"));
-  return { key, parts };
+  if (killers.some(facts.isLiveTest)) value("bwrap", facts.bwrap); // safety: cache-key-bwrap // safety: cache-key-bwrap-any
+  return composeKey(parts);
+}
+
+/** The key of a set of parts: one hash over each input, name and digest, in order. */
+export const composeKey = (parts: KeyPart[]): MutantKey => ({
+  key: sha(parts.map((p) => `${p.input}\0${p.name}\0${p.digest}`).join("\n")),
+  parts,
+});
+
+/** What one run of a mutant's tests loaded: files (modules and files opened) and folders listed. */
+export type RecordedLoads = { files: readonly string[]; folders: readonly string[] };
+
+/** The parts a run's recorded loads add to the tree's key, each file or folder once. */
+export function recordedParts(tree: KeyReader, loads: RecordedLoads, known: readonly KeyPart[]): KeyPart[] {
+  const named = new Set(known.map((p) => p.name));
+  const files = [...new Set(loads.files)].filter((f) => !named.has(f)).sort();
+  return [
+    ...files.map((name): KeyPart => ({ input: "recorded load", name, digest: tree.digest(name) })), // safety: cache-key-recorded-files
+    ...[...new Set(loads.folders)]
+      .sort()
+      .map((name): KeyPart => ({ input: "listed folder", name, digest: tree.listing(name) })), // safety: cache-key-listed-folders
+  ];
+}
+
+/** Each recorded part whose file or folder differs in this tree from the digest stored with it. */
+export function recordedChanges(tree: KeyReader, stored: readonly KeyPart[]): string[] {
+  return stored
+    .filter((p) => RECORDED_INPUTS.has(p.input))
+    .filter((p) => (p.input === "listed folder" ? tree.listing(p.name) : tree.digest(p.name)) !== p.digest) // safety: cache-check-recorded
+    .map((p) => `${p.input} ${p.name} changed`);
 }
 
 /** The inputs that differ between a stored key and this one, named for the run's log. */

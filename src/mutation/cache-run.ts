@@ -1,8 +1,9 @@
 // The cache around one run: which selected mutants a stored kill answers, which must run (and why),
-// and, after a run whose checks held, the fresh kills kept for the next one.
+// and, after a run whose checks held, the fresh kills kept for the next one. Against a base tree
+// (--since), a stored kill answers only a mutant whose key is the same on the base and on this tree.
 import { execFileSync } from "node:child_process";
 import type { Mutant } from "./catalog.ts";
-import { keyOf, makeKeyReader, type KeyFacts, type MutantKey } from "./cache-key.ts";
+import { keyOf, makeKeyReader, type KeyFacts, type KeyReader, type MutantKey } from "./cache-key.ts";
 import { lookUp, recordFromCache, storeVerdicts, type CacheMode, type VerdictCache } from "./cache.ts";
 import { locateMutantLine, type LoadedCatalog } from "./load.ts";
 import type { MutantRecord } from "./report.ts";
@@ -27,7 +28,11 @@ export type CacheSplit = {
   misses: Map<string, string[]>;
 };
 
-/** Every candidate's key and what the cache says of it. */
+/**
+ * Every candidate's key on this tree and what the cache says of it. With `baseRoot` (the base
+ * commit's tree, --since), a stored kill answers only when it answers for the base tree as well:
+ * a mutant whose inputs the change under test touches runs, whatever is stored.
+ */
 export function splitByCache(
   root: string,
   catalog: LoadedCatalog,
@@ -35,16 +40,19 @@ export function splitByCache(
   cache: VerdictCache,
   mode: CacheMode,
   facts: KeyFacts,
+  baseRoot?: string,
 ): CacheSplit {
   const tree = makeKeyReader(root);
+  const base = baseRoot === undefined ? undefined : makeKeyReader(baseRoot);
   const split: CacheSplit = { keys: new Map(), hits: new Map(), misses: new Map() };
   for (const m of candidates) {
     const key = keyOf(tree, m, facts);
     split.keys.set(m.id, key);
     const site = catalog.sites.get(m.id)!;
-    const found = lookUp(cache, m, key, mode);
-    if (found.kind === "miss" || site.kind !== "found") {
-      split.misses.set(m.id, found.kind === "miss" ? found.why : ["its find is stale"]);
+    const found = lookUp(cache, m, key, mode, tree);
+    const onBase = base && found.kind === "hit" ? lookUp(cache, m, keyOf(base, m, facts), mode, base) : found; // safety: cache-base-and-head
+    if (found.kind === "miss" || onBase.kind === "miss" || site.kind !== "found") {
+      split.misses.set(m.id, whyMissed(found, onBase, site.kind));
       continue;
     }
     const line = locateMutantLine(m, catalog.tags, site);
@@ -54,22 +62,30 @@ export function splitByCache(
   return split;
 }
 
+function whyMissed(found: ReturnType<typeof lookUp>, onBase: ReturnType<typeof lookUp>, site: string): string[] {
+  if (found.kind === "miss") return found.why;
+  if (onBase.kind === "miss")
+    return onBase.why.map((w) => `on the base tree, ${w}: the change under test moves its key`);
+  return site === "found" ? [] : ["its find is stale"];
+}
+
 /** The fresh kills of a run whose own checks held, under the keys read before it ran. */
 export function rememberVerdicts(
   cache: VerdictCache,
   keys: ReadonlyMap<string, MutantKey>,
   ran: { records: readonly MutantRecord[]; blessedRecords?: readonly MutantRecord[]; fatal: readonly string[] },
   mode: CacheMode,
+  tree: KeyReader,
 ): number {
   if (ran.fatal.length > 0) return 0; // safety: cache-store-clean-run
   let kept = 0;
   ran.records.forEach((r, i) => {
     const key = keys.get(r.mutant.id);
     if (!key) return;
-    const blessed = mode === "both" ? ran.blessedRecords?.[i] : mode === "blessed" ? r : undefined;
+    const blessed = mode === "both" ? ran.blessedRecords?.[i] : mode === "blessed" ? r : undefined; // safety: cache-arm-blessed
     const ordinary = mode === "blessed" ? undefined : r;
-    storeVerdicts(cache, key, { id: r.mutant.id, ordinary, blessed });
-    if (cache.entries[r.mutant.id]?.key === key.key) kept++;
+    storeVerdicts(cache, key, { id: r.mutant.id, ordinary, blessed }, tree);
+    if (cache.entries[r.mutant.id]) kept++;
   });
   return kept;
 }

@@ -26,7 +26,7 @@ export type CliArgs =
       rerunSuite: boolean;
       /** No cache at all: every mutant runs, and no verdict is kept. */
       noCache: boolean;
-      /** The cache file, from the root; reports/mutant-cache.json unless given. */
+      /** The cache file, outside the checkout; $XDG_CACHE_HOME/mosaic-harness/mutant-cache.json unless given. */
       cache: string | undefined;
     };
 

@@ -15,9 +15,11 @@ import { planRun } from "./plan.ts";
 import { conclude, describeTiming, writeDiffs, writeFullReport, writeShardReport } from "./reporters.ts";
 import { runMutation, type RunResult } from "./runner.ts";
 import { mergePartials, type PartialReport } from "./shard.ts";
-import { readChanges, selectSince, type Changes } from "./since.ts";
-import { CACHE_FILE, emptyCache, readCache, writeCache, type CacheMode } from "./cache.ts";
+import { layBaseTree, readChanges, selectSince, type Changes } from "./since.ts";
+import { readCache, writeCache, type CacheMode, type VerdictCache } from "./cache.ts";
 import { readKeyFacts, rememberVerdicts, splitByCache, type CacheSplit } from "./cache-run.ts";
+import { makeKeyReader } from "./cache-key.ts";
+import { answeringHits, keepsVerdicts, placeCache } from "./cache-place.ts";
 
 /** Projects whose tests start real sandboxes and CLIs: one file at a time across the whole run. */
 const SERIAL_PROJECTS = ["live", "matrix"];
@@ -116,6 +118,28 @@ function concludeBlessed(
   return code;
 }
 
+/** The cache a run reads, and whether it may write it; or why the command line is refused. */
+type CacheUse = { path: string; cache: VerdictCache; split: CacheSplit; writes: boolean };
+
+function openCache(
+  root: string,
+  catalog: LoadedCatalog,
+  args: RunArgs,
+  mode: CacheMode,
+  out: Out,
+): CacheUse | undefined | { error: string } {
+  // A shard is one part of a nightly run that uses no cache; its merge scores runs, not reuses.
+  if (args.shard || args.noCache) return undefined;
+  const placed = placeCache(root, args.cache);
+  if ("error" in placed) return placed;
+  const cache = readCache(placed.path, out);
+  const baseRoot =
+    args.since === undefined ? undefined : layBaseTree(root, args.since, resolve(root, args.scratch ?? ".scratch/mut"));
+  const split = splitByCache(root, catalog, catalog.mutants, cache, mode, readKeyFacts(), baseRoot);
+  // A pull request's run reads main's verdicts and keeps none of its own.
+  return { path: placed.path, cache, split, writes: keepsVerdicts(args) };
+}
+
 async function runCatalog(
   root: string,
   catalog: LoadedCatalog,
@@ -124,18 +148,19 @@ async function runCatalog(
   out: Out,
 ): Promise<number> {
   const mode: CacheMode = args.both ? "both" : args.blessGoldens ? "blessed" : "ordinary";
-  // A shard is one part of a nightly run that uses no cache; its merge scores runs, not reuses.
-  const cachePath = args.shard || args.noCache ? undefined : resolve(root, args.cache ?? CACHE_FILE);
-  const cache = cachePath ? readCache(cachePath, out) : emptyCache();
   const changes = args.since === undefined ? undefined : readChanges(root, args.since);
   if (changes && "error" in changes) {
     out(changes.error);
     return 2;
   }
-  const split = cachePath ? splitByCache(root, catalog, catalog.mutants, cache, mode, readKeyFacts()) : undefined;
+  const use = openCache(root, catalog, args, mode, out);
+  if (use && "error" in use) {
+    out(use.error);
+    return 2;
+  }
   let only = args.only;
   if (changes) {
-    const picked = pickSince(catalog, args.since!, changes, split, out);
+    const picked = pickSince(catalog, args.since!, changes, use?.split, out);
     if (picked.length === 0) return 0;
     only = picked;
   }
@@ -145,20 +170,34 @@ async function runCatalog(
     return plan.exitCode;
   }
   const started = performance.now();
-  const hits = split?.hits ?? new Map();
+  // What --since selects always runs: a stored kill only decides what is left out.
+  const hits = use ? answeringHits(use.split.hits, args) : new Map<string, never>();
   const toRun = plan.selected.filter((m) => !hits.has(m.id));
-  if (split) describeCache(plan.selected.length, toRun, split, cachePath!, out);
+  if (use) describeCache(plan.selected.length, toRun, use.split, use.path, out);
   const ran =
     toRun.length > 0 ? await runWithPoolFallback(root, catalog, toRun, plan.sentinel, args, out) : NOTHING_RAN;
-  if (cachePath && split) {
-    const kept = rememberVerdicts(cache, split.keys, ran, mode);
-    writeCache(cachePath, cache);
-    out(`cache: ${kept} fresh kill(s) kept in ${cachePath}`);
-  }
+  if (use?.writes) {
+    const kept = rememberVerdicts(use.cache, use.split.keys, ran, mode, makeKeyReader(root));
+    writeCache(use.path, use.cache);
+    out(`cache: ${kept} mutant(s) with a stored kill in ${use.path}`);
+  } else if (use) out(`cache: --since keeps no verdict; ${use.path} is as it was`);
   const result = withHits(plan.selected, ran, hits, mode);
+  return reportRun(root, catalog, reports, args, plan.selected, result, started, out);
+}
+
+async function reportRun(
+  root: string,
+  catalog: LoadedCatalog,
+  reports: string,
+  args: RunArgs,
+  selected: readonly Mutant[],
+  result: RunResult,
+  started: number,
+  out: Out,
+): Promise<number> {
   mkdirSync(reports, { recursive: true });
-  writeDiffs(join(reports, "diffs"), catalog, plan.selected, !args.shard);
-  if (args.shard) writeShardReport(reports, catalog, args.shard, plan.selected, result);
+  writeDiffs(join(reports, "diffs"), catalog, [...selected], !args.shard);
+  if (args.shard) writeShardReport(reports, catalog, args.shard, [...selected], result);
   else if (result.records.length > 0) writeFullReport(reports, root, result.records, catalog.sources, result.tests);
   let code = conclude(result.records, result.fatal, out);
   if (result.blessedRecords && args.shard) {
@@ -179,7 +218,7 @@ const NOTHING_RAN: RunResult = { records: [], fatal: [], tests: new Map(), overh
 
 /**
  * A pull request's own mutants: those the change touches, and with the cache read, every one it
- * cannot answer, in catalog order.
+ * cannot answer for both the base tree and this one, in catalog order.
  */
 function pickSince(
   catalog: LoadedCatalog,
@@ -188,14 +227,15 @@ function pickSince(
   split: CacheSplit | undefined,
   out: Out,
 ): string[] {
-  const picked = selectSince(catalog.mutants, changes, new Set(split?.misses.keys()));
+  const missed = split ? new Set(split.misses.keys()) : new Set<string>();
+  const picked = selectSince(catalog.mutants, changes, missed);
   const touched = picked.filter((p) => p.why !== "cache miss");
   for (const p of touched) out(`--since ${since}: ${p.mutant.id} (its ${p.why} changed)`);
   if (picked.length > touched.length)
-    out(`--since ${since}: and ${picked.length - touched.length} mutant(s) the cache cannot answer`);
+    out(`--since ${since}: and ${picked.length - touched.length} mutant(s) no stored kill answers on both trees`);
   if (picked.length === 0)
     out(
-      `--since ${since}: no mutant's file, catalog entry or killer test changed, and the cache answers the rest; nothing to run`,
+      `--since ${since}: no mutant's file, catalog entry or killer test changed, and stored kills answer the rest on both trees; nothing to run`,
     );
   return picked.map((p) => p.mutant.id);
 }

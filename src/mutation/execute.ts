@@ -8,6 +8,8 @@ import { listTierFiles, specifyKillers } from "./killers.ts";
 import { locateMutantLine } from "./load.ts";
 import type { MutantRecord } from "./report.ts";
 import { asOutcome, type RunContext } from "./run-context.ts";
+import type { RecordedLoads } from "./cache-key.ts";
+import { mergeLoads } from "./recorded-loads.ts";
 import { classifyMutant, labelVerdict, needsTierRun, type MutantVerdict, type RunOutcome } from "./verdict.ts";
 
 const EMPTY: RunOutcome = { tests: [], loadErrors: [], unhandled: [], wallMs: 0, fileMs: 0 };
@@ -49,7 +51,15 @@ type Runs = {
   blessed: Set<string>;
   /** A bless arm's own test time: only its runs again, not the ordinary outcomes it reuses. */
   rerunMs?: number;
+  /** What the runs loaded; "unknown" once any run's loads were not recorded. */
+  loads?: RecordedLoads | "unknown";
 };
+
+/** Adds one run's recorded loads to the mutant's; a run without them makes the whole unknown. */
+function noteLoads(runs: Runs, loads: RecordedLoads | undefined): void {
+  if (runs.loads === "unknown") return;
+  runs.loads = loads === undefined ? "unknown" : mergeLoads("", runs.loads, loads);
+}
 
 async function runMutant(
   ctx: RunContext,
@@ -121,6 +131,7 @@ function recordOf(
     seconds,
     testsRun: [...new Set(ran.map((t) => t.test))],
     ...(blessed ? { goldensBlessed: [...runs.blessed].sort() } : {}),
+    ...(runs.loads && runs.loads !== "unknown" ? { loads: runs.loads } : {}),
   };
 }
 
@@ -133,7 +144,8 @@ function recordOf(
  */
 async function runBlessedArm(ctx: RunContext, index: number, m: Mutant, ordinary: Runs): Promise<Runs> {
   const h = ctx.hosts[index]!;
-  const out: Runs = { blessed: new Set(), rerunMs: 0 };
+  // Its verdict stands on the ordinary runs it reuses, so on what they loaded too.
+  const out: Runs = { blessed: new Set(), rerunMs: 0, ...(ordinary.loads ? { loads: ordinary.loads } : {}) };
   out.killers = await rerunGoldenFiles(ctx, h, specifyKillers(m), ordinary.killers!, out);
   if (!out.killers) {
     out.timedOut = "killers";
@@ -144,6 +156,7 @@ async function runBlessedArm(ctx: RunContext, index: number, m: Mutant, ordinary
   if (ordinary.tier) out.tier = await rerunGoldenFiles(ctx, h, tier, ordinary.tier, out);
   else {
     const rest = await ctx.runBlessing(h, tier, [], undefined, true);
+    noteLoads(out, rest.loads);
     rest.blessed.forEach((g) => out.blessed.add(g));
     out.tier = asOutcome(rest.reply);
     out.rerunMs! += ownMs({ tier: out.tier });
@@ -172,6 +185,7 @@ async function rerunGoldenFiles(
     undefined,
     true,
   );
+  noteLoads(out, rerun.loads);
   rerun.blessed.forEach((g) => out.blessed.add(g));
   const fresh = asOutcome(rerun.reply);
   if (!fresh) return undefined;
@@ -193,6 +207,7 @@ async function rerunGoldenFiles(
 async function runKillersThenTier(ctx: RunContext, index: number, m: Mutant, runs: Runs): Promise<void> {
   const h = ctx.hosts[index]!;
   const first = await ctx.runBlessing(h, specifyKillers(m), [m.file]);
+  noteLoads(runs, first.loads);
   first.blessed.forEach((g) => runs.blessed.add(g));
   runs.killers = asOutcome(first.reply);
   if (!runs.killers) {
@@ -205,6 +220,7 @@ async function runKillersThenTier(ctx: RunContext, index: number, m: Mutant, run
     listTierFiles(h, m).map((file) => ({ file })),
     [],
   );
+  noteLoads(runs, rest.loads);
   rest.blessed.forEach((g) => runs.blessed.add(g));
   runs.tier = asOutcome(rest.reply);
   if (!runs.tier) runs.timedOut = "tier";

@@ -104,6 +104,36 @@ function outcomeOf(result: TestRunResult, requested: readonly string[], wallMs: 
   return { tests, loadErrors, unhandled, wallMs, fileMs };
 }
 
+type GraphNode = { file?: string | null; importedModules: Set<GraphNode> };
+type GraphEnv = { moduleGraph: { getModuleById(id: string): GraphNode | undefined } };
+
+/**
+ * Every file vitest's module graph holds for the test files (each project's vite environments),
+ * with their projects' setup and global setup files and what those import: the modules a run
+ * loaded, whether or not this run compiled them afresh. Packages are left out (the lockfile is in
+ * every key).
+ */
+function loadedModules(files: readonly string[]): string[] {
+  const out = new Set<string>();
+  const seen = new Set<GraphNode>();
+  const visit = (n: GraphNode | undefined) => {
+    if (n === undefined || seen.has(n)) return;
+    seen.add(n);
+    if (n.file && n.file.startsWith(args.root + "/") && !n.file.includes("/node_modules/")) out.add(n.file);
+    n.importedModules.forEach(visit);
+  };
+  for (const f of files) {
+    const project = vitest.getProjectByName(fileProject.get(f) ?? "");
+    const roots = [resolve(args.root, f), ...project.config.setupFiles, ...project.config.globalSetup];
+    for (const r of roots) {
+      out.add(r);
+      for (const env of Object.values(project.vite.environments as Record<string, GraphEnv>))
+        visit(env.moduleGraph.getModuleById(r));
+    }
+  }
+  return [...out].sort();
+}
+
 async function run(msg: Extract<ToHost, { type: "run" }>): Promise<void> {
   try {
     for (const f of msg.changed) vitest.invalidateFile(resolve(args.root, f));
@@ -122,6 +152,7 @@ async function run(msg: Extract<ToHost, { type: "run" }>): Promise<void> {
         msg.specs.map((s) => s.file),
         performance.now() - start,
       ),
+      loaded: loadedModules(msg.specs.map((s) => s.file)),
     });
   } catch (e) {
     send({ type: "failed", id: msg.id, message: e instanceof Error ? (e.stack ?? e.message) : String(e) });

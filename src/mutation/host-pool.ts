@@ -11,7 +11,10 @@ const HOST_SCRIPT = join(import.meta.dirname, "host-child.ts");
 /** Set in every test host, so a test of the runner itself can stay out of the runner's own runs. */
 export const MUTATION_HOST_ENV = "MOSAIC_MUTATION_HOST";
 
-export type RunReply = { kind: "done"; outcome: RunOutcome } | { kind: "timeout" } | { kind: "died"; message: string };
+export type RunReply =
+  | { kind: "done"; outcome: RunOutcome; loaded: string[] }
+  | { kind: "timeout" }
+  | { kind: "died"; message: string };
 
 export type Host = {
   index: number;
@@ -50,7 +53,7 @@ export async function startHost(index: number, tree: string, args: HostArgs, log
 
   child.on("message", (msg: FromHost) => {
     if (msg.type === "ready") onReady?.(msg.projects);
-    else if (msg.type === "result") waiting.get(msg.id)?.({ kind: "done", outcome: msg.outcome });
+    else if (msg.type === "result") waiting.get(msg.id)?.({ kind: "done", outcome: msg.outcome, loaded: msg.loaded });
     else waiting.get(msg.id)?.({ kind: "died", message: msg.message });
   });
   child.on("exit", (code, signal) => {

@@ -14,7 +14,7 @@ export type ToHost =
 
 export type FromHost =
   | { type: "ready"; projects: ProjectInfo[] }
-  | { type: "result"; id: number; outcome: RunOutcome }
+  | { type: "result"; id: number; outcome: RunOutcome; loaded: string[] }
   | { type: "failed"; id: number; message: string };
 
 /**

@@ -1,5 +1,6 @@
 // What a mutation run hands a reader: the table, the standard mutation-testing report (Stryker's
 // schema, so the usual HTML viewer shows it), and a unified diff per mutant. Pure: text in, text out.
+import type { RecordedLoads } from "./cache-key.ts";
 import type {
   MutantResult as SchemaMutant,
   MutantStatus,
@@ -21,6 +22,8 @@ export type MutantRecord = {
   goldensBlessed?: string[];
   /** The verdict is a kill reused from the cache under this key (its first 12 hex): nothing ran. */
   cachedFrom?: string;
+  /** What the mutant's runs loaded (recorded-loads.ts); absent when reads could not be observed. */
+  loads?: RecordedLoads;
 };
 
 /** Schema status for each verdict, and why: the viewer only knows Stryker's statuses. */

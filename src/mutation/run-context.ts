@@ -10,6 +10,8 @@ import { startHost, type Host, type RunReply } from "./host-pool.ts";
 import { findProject } from "./killers.ts";
 import type { LoadedCatalog } from "./load.ts";
 import { copyTree, hashDir, readFiles, restoreFiles } from "./tree-copy.ts";
+import type { RecordedLoads } from "./cache-key.ts";
+import { armReads, mergeLoads, readsAreVisible, takeReads } from "./recorded-loads.ts";
 import type { RunOutcome } from "./verdict.ts";
 
 export type RunOptions = {
@@ -83,6 +85,8 @@ export class RunContext {
   readonly runDir: string;
   readonly bless: boolean;
   readonly both: boolean;
+  /** Whether a read moves a file's access time here: without it no run's loads are known. */
+  readsVisible = false;
   private readonly goldenFiles: ReadonlyMap<string, Buffer>;
   private readonly configFile: string | undefined;
   private readonly lock = makeLock();
@@ -121,9 +125,14 @@ export class RunContext {
   /** One tree copy per worker, each with a warm test host. */
   async startHosts(workers: number): Promise<void> {
     mkdirSync(this.runDir, { recursive: true });
+    this.readsVisible = readsAreVisible(this.runDir);
+    if (!this.readsVisible)
+      this.log("reads do not move access times on this file system: no run's loads are known, and no verdict is kept");
     for (let i = 0; i < workers; i++) {
       const tree = join(this.runDir, String(i));
       copyTree(this.opts.root, tree);
+      // Every entry unread: from now on each run's reads are taken, and set unread, after it.
+      if (this.readsVisible) armReads(tree);
       this.treeGoldens.push(hashDir(join(tree, "goldens")));
     }
     this.hosts.push(
@@ -180,14 +189,22 @@ export class RunContext {
     changed: string[],
     limitMs?: number,
     update = false,
-  ): Promise<{ reply: RunReply; blessed: string[] }> {
+  ): Promise<{ reply: RunReply; blessed: string[]; loads?: RecordedLoads }> {
     const files = specs.map((s) => s.file);
     const release = files.some((f) => this.serial.has(findProject(h, f) ?? "")) ? await this.lock() : () => {};
     try {
       const all = [...new Set([...h.dirty, ...changed])];
       h.dirty.clear();
       const reply = await h.run(specs, all, limitMs ?? this.budget(files), update);
-      return { reply, blessed: this.restoreGoldens(h, this.bless || update) };
+      // Before the goldens' restore, which reads every golden.
+      const loads =
+        this.readsVisible && reply.kind === "done"
+          ? mergeLoads(h.tree, takeReads(h.tree), { files: reply.loaded, folders: [] })
+          : undefined;
+      const blessed = this.restoreGoldens(h, this.bless || update);
+      // The restore read every golden: they are not the next run's loads.
+      if (this.readsVisible && (this.bless || update)) armReads(join(h.tree, "goldens"));
+      return { reply, blessed, ...(loads ? { loads } : {}) };
     } finally {
       release();
     }

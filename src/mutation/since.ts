@@ -3,7 +3,7 @@
 // the ones the verdict cache cannot answer. A file is the unit: a change anywhere in a mutated
 // file may move or weaken its tagged line.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseTestRef, type Mutant } from "./catalog.ts";
 
@@ -84,4 +84,21 @@ export function readChanges(root: string, ref: string): Changes | { error: strin
   );
   const entries = new Set([...now].filter(([id, text]) => atRef.get(id) !== text).map(([id]) => id));
   return { files, entries };
+}
+
+/**
+ * The ref's committed tree as files, for the keys of the base (--since): `git archive` into
+ * `<scratch>/base-<commit>`, kept for the next run on the same commit. A half-written one (no
+ * `.complete` beside it) is written again.
+ */
+export function layBaseTree(root: string, ref: string, scratch: string): string {
+  const commit = git(root, ["rev-parse", "--verify", `${ref}^{commit}`]).trim();
+  const dest = join(scratch, `base-${commit.slice(0, 16)}`);
+  if (existsSync(`${dest}.complete`)) return dest;
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(dest, { recursive: true });
+  const tar = execFileSync("git", ["-C", root, "archive", "--format=tar", commit], { maxBuffer: 1024 * 1024 * 1024 });
+  execFileSync("tar", ["-x", "-C", dest], { input: tar });
+  writeFileSync(`${dest}.complete`, `${commit}\n`);
+  return dest;
 }

@@ -1,7 +1,8 @@
 // Which swept files a sweep must mutate again (npm run mutants:sweep -- --changed): those whose
-// source, or a test file covering them, changed since the sweep that wrote the committed report.
-// The others keep the report's verdicts, which is what StrykerJS's incremental mode gives them
-// after a whole dry run, only without the dry run. Any other changed input makes the run whole.
+// source, or a test file covering them, the change under test touches (git's diff from its base,
+// never a record the change could rewrite). The others keep the base's report's verdicts, which is
+// what StrykerJS's incremental mode gives them after a whole dry run, only without the dry run.
+// Any other changed input makes the run whole.
 import { matchesGlob } from "node:path";
 
 /** Each input's digest, by path from the checkout's root. */
@@ -53,28 +54,23 @@ function filesCoveredBy(report: ScopeReport, testFile: string): string[] {
     .map(([file]) => file);
 }
 
-const NO_RECORD = "no record of the inputs the committed report was made from";
-const OTHER_REPORT = "the committed report is not the one its record of inputs was kept with";
 const movesUnknown = (path: string) =>
   `${path} changed: it is neither a swept file nor a test file the report knows, so which verdicts it moves only a whole dry run shows`;
 
 /**
- * The scope of a `--changed` run. `record` is what the last sweep kept (null when none is kept),
- * `reportDigest` the digest of the committed report now, `now` the inputs' digests now, and
- * `swept` the sweep's mutate patterns.
+ * The scope of a `--changed` run. `changed` is every path the change under test touches (git's
+ * diff from its base, the work tree's changes and untracked files), `now` the inputs' digests now
+ * (a path absent from it is gone), `swept` the sweep's mutate patterns and `report` the base's report.
  */
 export function planSweepScope(input: {
-  record: SweepRecord | null;
-  reportDigest: string;
+  changed: readonly string[];
   now: InputDigests;
   swept: readonly string[];
   report: ScopeReport;
 }): SweepScope {
-  const { record, report } = input;
-  if (record === null) return { kind: "whole", why: NO_RECORD }; // safety: sweep-scope-no-record
-  if (record.report !== input.reportDigest) return { kind: "whole", why: OTHER_REPORT }; // safety: sweep-scope-report-digest
+  const { report } = input;
   const why: Record<string, string> = {};
-  for (const path of changedInputs(record.inputs, input.now)) {
+  for (const path of [...new Set(input.changed)].filter((p) => !isSweepInert(p)).sort()) {
     const swept = input.swept.some((g) => matchesGlob(path, g)) || report.files[path] !== undefined;
     const gone = input.now[path] === undefined;
     if (swept && gone) return { kind: "whole", why: `${path}, a swept file, is gone` }; // safety: sweep-scope-swept-gone
@@ -89,17 +85,39 @@ export function planSweepScope(input: {
 }
 
 /**
+ * Whether a committed sweep file (the report or the record) may stand: the change under test left
+ * it as its base has it (the base's own, older than this tree perhaps, but not this change's
+ * claim), or it is what this run computed. A file the change rewrote to anything else is a verdict
+ * the change wrote for itself: the run fails, naming it. Texts are compared as `same` reads them.
+ */
+export function judgeCommitted(c: {
+  file: string;
+  head: string | null;
+  base: string | null;
+  computed: string;
+  same: (a: string, b: string) => boolean;
+}): string | null {
+  if (c.head === null || (c.base !== null && c.head === c.base)) return null;
+  if (c.same(c.head, c.computed)) return null; // safety: sweep-committed-claim
+  return `${c.file}: this change rewrites it, but it is not what the sweep computes for this tree; a change cannot vouch for its own sweep (commit the file this run wrote, or leave the base's)`;
+}
+
+/**
  * What the sweep's own options ask, or what is wrong with them. A run keeps a record of its inputs
  * only when it covers the whole scope: after `--mutate`, the other files' verdicts are older than
  * the inputs such a record would name.
  */
 export function readSweepArgs(
   args: readonly string[],
-): { changed: boolean; keepsRecord: boolean; strykerArgs: string[] } | { problem: string } {
-  const changed = args.includes("--changed");
-  const narrowed = args.some((a) => /^(--mutate|-m)(=|$)/.test(a));
-  if (changed && (narrowed || args.some((a) => /^--force(=|$)/.test(a))))
+): { changed: boolean; keepsRecord: boolean; base: string | undefined; strykerArgs: string[] } | { problem: string } {
+  const at = args.indexOf("--base");
+  const base = at === -1 ? undefined : args[at + 1];
+  if (at !== -1 && (base === undefined || base.startsWith("-"))) return { problem: "--base needs a git ref" };
+  const rest = at === -1 ? [...args] : args.filter((_, i) => i !== at && i !== at + 1);
+  const changed = rest.includes("--changed");
+  const narrowed = rest.some((a) => /^(--mutate|-m)(=|$)/.test(a));
+  if (changed && (narrowed || rest.some((a) => /^--force(=|$)/.test(a))))
     return { problem: "--changed picks the files to mutate itself; leave out --mutate and --force" };
   const keepsRecord = !narrowed; // safety: sweep-record-whole-scope
-  return { changed, keepsRecord, strykerArgs: args.filter((a) => a !== "--changed") };
+  return { changed, keepsRecord, base, strykerArgs: rest.filter((a) => a !== "--changed") };
 }
