@@ -25,6 +25,7 @@ import { PROXY_LIMITS } from "../src/core/network/proxy-limits.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { egressLogPath } from "../src/host/model-proxy.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
+import { childrenOf, cmdlineOf } from "../src/host/session-procs.ts";
 
 const CLAUDE_BIN = join(REPO_ROOT, "node_modules/.bin/claude");
 const sandbox = checkoutProblem(REPO_ROOT) ?? sandboxProblem(readHostFacts({ repo: REPO_ROOT }));
@@ -120,7 +121,23 @@ type AttackResult = {
 };
 
 const TIMINGS = { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 150 };
-const fds = () => readdirSync("/proc/self/fd").length;
+/**
+ * The descriptors the host spends on its sessions' model proxies: its own, and those of each proxy
+ * process it started (serveModelProxy() runs each session's proxy as a child process).
+ */
+const fds = () =>
+  [
+    process.pid,
+    ...childrenOf(process.pid).filter((pid) => (cmdlineOf(pid) ?? []).some((a) => a.endsWith("model-proxy-main.ts"))),
+  ]
+    .map((pid) => {
+      try {
+        return readdirSync(`/proc/${pid}/fd`).length;
+      } catch {
+        return 0;
+      }
+    })
+    .reduce((a, b) => a + b, 0);
 
 /** The turn's reply parsed, and the most descriptors this process (the launcher, its proxy) held beyond `base` meanwhile. */
 async function runAttack(instance: string, ws: string, flood: boolean): Promise<{ r: AttackResult; peakFds: number }> {
