@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { PROXY_LIMITS, type ProxyLimits } from "../src/core/network/proxy-limits.ts";
-import type { ModelProxyOptions } from "../src/host/model-proxy.ts";
+import { serveModelProxy, type ModelProxyOptions } from "../src/host/model-proxy.ts";
 import { isRunning } from "./support/proxy-procs.ts";
 import { recordingUpstream, startHost } from "./support/proxy-host.ts";
 
@@ -127,6 +127,21 @@ describe("each session's proxy in a process of its own", () => {
       await up.close();
     }
   }, 60_000);
+
+  it("a proxy process that cannot start: listening rejects with its exit and stderr, its log says so, and close() removes the socket", async () => {
+    const o = options("cannot-start", "http://127.0.0.1:1");
+    const p = serveModelProxy({ ...o, child: { execArgv: ["--no-such-node-flag"], env: {} } });
+    expect(existsSync(o.socket), "the host bound the socket before the process started").toBe(true);
+    await expect(p.listening).rejects.toThrow(
+      /^the model proxy's process ended before it listened \(exit \d+\): .*--no-such-node-flag/,
+    );
+    await p.close();
+    expect(existsSync(o.socket)).toBe(false);
+    expect(
+      lines(o.egressLog).map((l) => l.outcome),
+      "the session's log says its proxy ended: that session has no model",
+    ).toEqual(["proxy-ended"]);
+  });
 
   it("when the host process ends, each proxy process it started ends with it", async () => {
     const up = await recordingUpstream();

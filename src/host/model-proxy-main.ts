@@ -20,4 +20,13 @@ const end = () => {
 };
 process.on("SIGTERM", end);
 process.on("disconnect", end); // safety: proxy-dies-with-host
-server.listen({ fd: PROXY_LISTEN_FD }, () => process.send!({ kind: "listening" }, undefined, undefined, () => {}));
+// A socket it cannot serve ends it, so the host's `listening` rejects rather than waits.
+const cannotListen = (e: Error) => {
+  process.stderr.write(`the model proxy cannot serve its socket: ${e.message}\n`);
+  process.exit(1);
+};
+server.once("error", cannotListen);
+server.listen({ fd: PROXY_LISTEN_FD }, () => {
+  server.off("error", cannotListen);
+  process.send!({ kind: "listening" }, undefined, undefined, () => {});
+});

@@ -52,6 +52,8 @@ export function egressLogPath(stateDir: string, run: string): string {
 }
 
 const MAIN = join(import.meta.dirname, "model-proxy-main.ts");
+/** How long a proxy's process may take to serve its socket before it is ended (it takes tens of ms). */
+const LISTEN_TIMEOUT_MS = 30_000;
 /** How long a closing proxy has to write its last lines before it is killed. */
 const CLOSE_GRACE_MS = 5_000;
 /** How much of the proxy process's stderr the host keeps, for the line that says why it ended. */
@@ -159,7 +161,13 @@ class ProxyProcess implements ModelProxy {
       }),
     );
     this.listening = new Promise<void>((resolve, reject) => {
-      child.on("message", (m: { kind?: string }) => m.kind === "listening" && resolve());
+      // A process that neither listens nor ends is ended: `listening` rejects, never hangs.
+      const stuck = setTimeout(() => child.kill("SIGKILL"), LISTEN_TIMEOUT_MS).unref();
+      child.on("message", (m: { kind?: string }) => {
+        if (m.kind !== "listening") return;
+        clearTimeout(stuck);
+        resolve();
+      });
       child.once("error", reject);
       child.once("exit", (code, signal) =>
         reject(
