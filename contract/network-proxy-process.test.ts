@@ -109,7 +109,10 @@ describe("each session's proxy in a process of its own", () => {
         -1,
       );
       expect(await gone(host.proxyPids[0]!), "its process is gone").toBe(true);
-      const ended = lines(small.egressLog).find((l) => l.outcome === "proxy-ended");
+      // The host writes the line from its exit handler, a moment after the process is gone.
+      const endedLine = () => lines(small.egressLog).find((l) => l.outcome === "proxy-ended");
+      for (let i = 0; i < 100 && endedLine() === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+      const ended = endedLine();
       expect(ended?.why, "the host said so in the session's egress log").toMatch(
         /^the session's model proxy ended \(signal SIGABRT|exit/,
       );
