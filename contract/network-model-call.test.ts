@@ -11,7 +11,16 @@ import {
   downstreamHeaders,
   upstreamHeaders,
 } from "../src/core/network/egress.ts";
-import { EGRESS_LOG_BUDGET, proxyEndedLine } from "../src/core/network/egress-log.ts";
+import {
+  EGRESS_LOG_BUDGET,
+  LOG_START,
+  closingLines,
+  planLogLine,
+  proxyEndedLine,
+  renderRecord,
+  type LogState,
+} from "../src/core/network/egress-log.ts";
+import type { EgressRecord } from "../src/core/network/egress.ts";
 import { decideJsonShape, measureJson } from "../src/core/network/json-shape.ts";
 import {
   decideModelCall,
@@ -77,6 +86,18 @@ describe("the body's shape, measured before it is parsed", () => {
       expect(d.kind === "refuse" ? d.status : null, name).toBe(status);
       lines.push(`${name} → ${d.kind === "pass" ? "pass" : `refuse ${d.status}: ${d.message}`}`);
     }
+    expect(
+      measureJson(enc(nested(1_000_000)), { depth: L.jsonDepth, containers: 1e9 }),
+      "the scan stops at the first level past the depth bound",
+    ).toEqual({ depth: L.jsonDepth + 1, containers: L.jsonDepth + 1 });
+    const errorType = (text: string) => {
+      const d = decideJsonShape(enc(text), L);
+      return d.kind === "refuse" ? d.errorType : null;
+    };
+    expect(errorType(nested(L.jsonDepth + 1)), "too deep: an invalid request").toBe("invalid_request_error");
+    expect(errorType(`[${Array(L.jsonContainers).fill("{}").join(",")}]`), "too many: too large").toBe(
+      "request_too_large",
+    );
     const flood = enc(`[${"{},".repeat(4_000_000)}{}]`);
     expect(
       measureJson(flood, { depth: L.jsonDepth, containers: 10 }).containers,
@@ -91,6 +112,16 @@ describe("the body's shape, measured before it is parsed", () => {
     );
   });
 });
+
+/** The Anthropic API's error type for each status the proxy answers with. */
+const ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  403: "permission_error",
+  413: "request_too_large",
+  415: "invalid_request_error",
+  429: "rate_limit_error",
+  500: "api_error",
+};
 
 const POLICY: ProxyPolicy = { mode: "model-only", hasCredential: true, grants: [], limits: L };
 const HEAD: RequestHead = {
@@ -134,6 +165,8 @@ describe("one request's two steps", () => {
       const d = decideRequestHead(p, h, held);
       const got = d.kind === "read" ? "read" : `${d.kind} ${d.status}`;
       expect(got, name).toBe(want);
+      if (d.kind !== "read")
+        expect(d.errorType, `${name}: the API's error type for its status`).toBe(ERROR_TYPES[d.status]);
       lines.push(`${name} → ${got}${d.kind === "read" ? "" : `: ${d.message}`}`);
     }
     await matchGolden(
@@ -178,6 +211,8 @@ describe("one request's two steps", () => {
     for (const [name, method, text, want] of cases) {
       const d = call(method, text);
       expect(d.kind === "forward" ? "forward" : d.status, name).toBe(want);
+      expect(d.kind, name).toBe(want === "forward" ? "forward" : "refuse");
+      if (d.kind === "refuse") expect(d.errorType, name).toBe(ERROR_TYPES[d.status]);
       lines.push(`${name} → ${d.kind === "forward" ? "forward" : `refuse ${d.status}: ${d.message}`}`);
     }
     await matchGolden(
@@ -197,7 +232,11 @@ describe("headers each way, and the line for a proxy that ended", () => {
       { header: "x-api-key", value: "k" },
       "api.example",
     );
-    expect(up).toEqual({ "content-type": "application/json", host: "api.example", "x-api-key": "k" });
+    expect(up).toStrictEqual({ "content-type": "application/json", host: "api.example", "x-api-key": "k" });
+    expect(
+      upstreamHeaders({ absent: undefined, "x-a": "1" }, { header: "x-api-key", value: "k" }, "h"),
+      "a header with no value is not sent",
+    ).toStrictEqual({ "x-a": "1", host: "h", "x-api-key": "k" });
     for (const h of ["trailer", "expect", "te", "transfer-encoding"])
       expect(
         DROPPED_HEADERS.map((d) => d.name),
@@ -211,7 +250,7 @@ describe("headers each way, and the line for a proxy that ended", () => {
         "x-up": "1",
         none: undefined,
       }),
-    ).toEqual({ "x-up": "1" });
+    ).toStrictEqual({ "x-up": "1" });
     expect(DROPPED_RESPONSE_HEADERS.map((d) => d.name)).toEqual(["connection", "transfer-encoding", "trailer"]);
   });
 
@@ -224,5 +263,76 @@ describe("headers each way, and the line for a proxy that ended", () => {
       why: expect.stringMatching(/^the session's model proxy ended \(signal SIGABRT\)/),
     });
     expect(JSON.parse(proxyEndedLine("t", "short"))).toEqual({ time: "t", outcome: "proxy-ended", why: "short" });
+  });
+});
+
+/** A string of `chars` characters or fewer whose JSON escaping adds `bytes` bytes: control characters (6 each) and letters. */
+function escapedTo(bytes: number, chars: number): string {
+  for (let six = 0; six <= chars; six++) {
+    const one = bytes - 6 * six;
+    if (one >= 0 && six + one <= chars) return "\u0001".repeat(six) + "a".repeat(one);
+  }
+  throw new Error(`no string of ${chars} characters escapes to ${bytes} bytes`);
+}
+
+describe("the egress log's lines, one by one, as the proxy's process writes them", () => {
+  const refused = (i: number, status = 403): EgressRecord => ({
+    time: `t${i}`,
+    method: "GET",
+    path: "/x",
+    outcome: "refused",
+    status,
+    bytesIn: 0,
+    bytesOut: 0,
+  });
+
+  it("past the kept refusals a summary at each power of two, with the counts by status; the closing line only for refusals since the last", () => {
+    let s: LogState = LOG_START;
+    const step = (r: EgressRecord) => {
+      const p = planLogLine(s, r);
+      s = p.state;
+      return p.lines.map((l) => JSON.parse(l) as { outcome: string; suppressed?: number; byStatus?: object });
+    };
+    const kept = EGRESS_LOG_BUDGET.refusedKept.value;
+    for (let i = 0; i < kept; i++) expect(step(refused(i)).map((l) => l.outcome)).toEqual(["refused"]);
+    const after = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => step(refused(kept + n, n === 8 ? 413 : 403)));
+    expect(
+      after.map((ls) => ls.map((l) => l.suppressed)),
+      "a summary when the suppressed count is 1, 2, 4, 8",
+    ).toEqual([[1], [2], [], [4], [], [], [], [8]]);
+    expect(after[7]![0]!.byStatus, "counted by status, all of them").toEqual({ "403": kept + 7, "413": 1 });
+    expect(closingLines(s, "end"), "nothing suppressed since the last summary: no closing line").toEqual([]);
+    step(refused(999));
+    expect(closingLines(s, "end").map((l) => JSON.parse(l) as object)).toEqual([
+      {
+        time: "end",
+        outcome: "refused-summary",
+        refused: kept + 9,
+        suppressed: 9,
+        byStatus: { "403": kept + 8, "413": 1 },
+      },
+    ]);
+  });
+
+  it("a line is cut only past its budget, says how much was cut, and one that fits exactly is written whole", () => {
+    const B = EGRESS_LOG_BUDGET;
+    const at = (path: string) => JSON.parse(renderRecord({ ...refused(0), path })) as { path: string };
+    expect(at("p".repeat(B.pathChars.value)).path, "a path of exactly its budget").toBe("p".repeat(B.pathChars.value));
+    expect(at("p".repeat(B.pathChars.value + 44)).path).toBe(`${"p".repeat(B.pathChars.value)}…(+44)`);
+    const base = renderRecord({ ...refused(0), why: "" }).length;
+    const exact = renderRecord({ ...refused(0), why: escapedTo(B.lineBytes.value - base, B.whyChars.value) });
+    expect(exact.length, "a line of exactly lineBytes").toBe(B.lineBytes.value);
+    expect((JSON.parse(exact) as { why: string }).why, "is written whole").not.toContain("…");
+    const endedBase = proxyEndedLine("t", "").length;
+    const endedExact = proxyEndedLine("t", escapedTo(B.lineBytes.value - endedBase, B.whyChars.value));
+    expect(endedExact.length).toBe(B.lineBytes.value);
+    expect(endedExact, "the proxy-ended line too").not.toContain("…");
+    // Fields the budget does not cut (the time) can outgrow the line: the cutting stops, it does not loop.
+    expect(JSON.parse(renderRecord({ ...refused(0), time: "t".repeat(2 * B.lineBytes.value) }))).toMatchObject({
+      outcome: "refused",
+    });
+    expect(JSON.parse(proxyEndedLine("t".repeat(2 * B.lineBytes.value), "why"))).toMatchObject({
+      outcome: "proxy-ended",
+    });
   });
 });

@@ -33,7 +33,7 @@ export function measureJson(bytes: Uint8Array, stopAt: JsonShape): JsonShape {
     else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
       depth++;
       containers++;
-      if (depth > deepest) deepest = depth;
+      deepest = Math.max(deepest, depth);
       if (deepest > stopAt.depth || containers > stopAt.containers) break;
     } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) depth--;
   }
