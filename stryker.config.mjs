@@ -24,6 +24,8 @@ export const SWEPT = [
   "src/host/runner/tool-server.ts",
   "src/host/recover.ts",
   "src/host/model-proxy.ts",
+  "src/host/model-proxy-serve.ts",
+  "src/host/model-proxy-main.ts",
   "src/conformance/scenario/run.ts",
   "src/conformance/golden/golden.ts",
   "src/mutation/junit.ts",

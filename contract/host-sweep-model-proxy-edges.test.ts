@@ -7,7 +7,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { serveModelProxy } from "../src/host/model-proxy.ts";
+import { serveSweptProxy } from "./support/swept-proxy.ts";
 
 const root = mkdtempSync(join(tmpdir(), "host-sweep-proxy2-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -16,7 +16,7 @@ let n = 0;
 async function proxy(limits: Record<string, number> = {}, upstream = "http://127.0.0.1:1") {
   const socket = join(root, `q${n++}.sock`);
   const log = join(root, `q${n}`, "egress.jsonl");
-  const p = serveModelProxy({
+  const p = serveSweptProxy({
     socket,
     upstream,
     credential: upstream.endsWith(":1") ? null : { header: "x-api-key", value: "real" },

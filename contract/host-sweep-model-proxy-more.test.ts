@@ -7,7 +7,7 @@ import { connect, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { serveModelProxy } from "../src/host/model-proxy.ts";
+import { serveSweptProxy } from "./support/swept-proxy.ts";
 
 const root = mkdtempSync(join(tmpdir(), "host-sweep-proxy3-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -27,7 +27,7 @@ async function world(limits: Record<string, number> = {}) {
   });
   await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
   const socket = join(root, `m${n++}.sock`);
-  const p = serveModelProxy({
+  const p = serveSweptProxy({
     socket,
     upstream: `http://127.0.0.1:${(up.address() as AddressInfo).port}`,
     credential: { header: "x-api-key", value: "real" },

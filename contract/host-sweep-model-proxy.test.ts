@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
-import { egressLogPath, serveModelProxy, type ModelProxy, type ModelProxyOptions } from "../src/host/model-proxy.ts";
+import { egressLogPath, type ModelProxy, type ModelProxyOptions } from "../src/host/model-proxy.ts";
+import { serveSweptProxy } from "./support/swept-proxy.ts";
 
 const root = mkdtempSync(join(tmpdir(), "host-sweep-proxy-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -46,7 +47,7 @@ async function proxy(
   const dir = join(root, `p${n++}`);
   const socket = join(root, `p${n}.sock`);
   const log = join(dir, "egress", "run.jsonl");
-  const p = serveModelProxy({
+  const p = serveSweptProxy({
     socket,
     credential: { header: "x-api-key", value: "real-key" },
     mode: "model-only",
@@ -379,7 +380,7 @@ describe("the model proxy's socket and log", () => {
   });
 
   it("a socket that cannot be made rejects listening", async () => {
-    const p = serveModelProxy({
+    const p = serveSweptProxy({
       socket: join(root, "no-such-dir", "model.sock"),
       upstream: "http://127.0.0.1:1",
       credential: null,

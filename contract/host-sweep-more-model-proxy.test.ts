@@ -9,7 +9,7 @@ import { connect, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { serveModelProxy } from "../src/host/model-proxy.ts";
+import { serveSweptProxy } from "./support/swept-proxy.ts";
 
 const root = mkdtempSync(join(tmpdir(), "host-sweep-more-proxy-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -36,7 +36,7 @@ async function world(
   await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
   const socket = join(root, `m${n++}.sock`);
   const log = join(root, `m${n}`, "egress.jsonl");
-  const p = serveModelProxy({
+  const p = serveSweptProxy({
     socket,
     upstream: `http://127.0.0.1:${(up.address() as AddressInfo).port}`,
     credential: { header: "x-api-key", value: "real" },
@@ -250,7 +250,7 @@ describe("the model proxy's held bytes and drop bound", () => {
     const track = (e: unknown) => void seen.push(e);
     process.on("unhandledRejection", track);
     try {
-      const p = serveModelProxy({
+      const p = serveSweptProxy({
         socket: join(root, "no-such-dir", "model.sock"),
         upstream: "http://127.0.0.1:1",
         credential: null,

@@ -81,14 +81,18 @@ async function startProxy(
   const child: ChildProcess = spawn(process.execPath, [CHILD, JSON.stringify(opts)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  await new Promise<void>((ok, fail) => {
-    child.stdout!.on("data", (d: Buffer) => d.toString().includes("listening") && ok());
+  // The host prints the pid of the proxy's own process, whose descriptors and memory are the session's cost.
+  const pid = await new Promise<number>((ok, fail) => {
+    child.stdout!.on("data", (d: Buffer) => {
+      const m = /listening (\d+)/.exec(d.toString());
+      if (m !== null) ok(Number(m[1]));
+    });
     child.once("exit", (code) => fail(new Error(`the proxy exited ${code} before listening`)));
   });
   return {
     socket,
     log,
-    pid: child.pid!,
+    pid,
     stop: () =>
       new Promise<void>((ok) => {
         if (child.exitCode !== null) return ok();

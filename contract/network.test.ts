@@ -27,7 +27,7 @@ import {
   upstreamUrl,
 } from "../src/core/network/placeholder.ts";
 import { SESSION_CREDENTIALS } from "../src/core/session/credentials.ts";
-import { serveModelProxy } from "../src/host/model-proxy.ts";
+import { serveSweptProxy } from "./support/swept-proxy.ts";
 import { STAND_IN, loadCases } from "./support/launch-cases.ts";
 
 /** Requests a session might send, and what the proxy must do with each. */
@@ -228,7 +228,7 @@ describe("the model proxy on a real socket", () => {
     mkdirSync(dir);
     const socket = join(dir, "model.sock");
     const log = join(dir, "egress.jsonl");
-    const proxy = serveModelProxy({
+    const proxy = serveSweptProxy({
       socket,
       upstream: up.url,
       credential: { header: "x-api-key", value: real },
@@ -286,7 +286,7 @@ describe("the model proxy on a real socket", () => {
     const dir = join(scratch.root, "b");
     mkdirSync(dir);
     const socket = join(dir, "model.sock");
-    const proxy = serveModelProxy({
+    const proxy = serveSweptProxy({
       socket,
       upstream: up.url,
       credential: { header: "authorization", value: real },
@@ -318,7 +318,7 @@ describe("the model proxy on a real socket", () => {
       const dir = join(scratch.root, name);
       mkdirSync(dir);
       const socket = join(dir, "model.sock");
-      const proxy = serveModelProxy({
+      const proxy = serveSweptProxy({
         socket,
         upstream: up.url,
         credential,

@@ -26,6 +26,7 @@ import { PROXY_LIMITS } from "../src/core/network/proxy-limits.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { egressLogPath } from "../src/host/model-proxy.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
+import { cmdlineOf } from "../src/host/session-procs.ts";
 
 const CLAUDE_BIN = join(REPO_ROOT, "node_modules/.bin/claude");
 const sandbox = checkoutProblem(REPO_ROOT) ?? sandboxProblem(readHostFacts({ repo: REPO_ROOT }));
@@ -121,7 +122,32 @@ type AttackResult = {
 };
 
 const TIMINGS = { pollMs: 100, brokerRetries: 5, brokerTimeoutSeconds: 2, turnTimeoutSeconds: 150 };
-const fds = () => readdirSync("/proc/self/fd").length;
+/** The model proxy processes this process started, from any of its threads (vitest may run this file in a worker thread). */
+const proxyChildren = () =>
+  readdirSync(`/proc/${process.pid}/task`)
+    .flatMap((t) => {
+      try {
+        return readFileSync(`/proc/${process.pid}/task/${t}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    })
+    .filter((pid) => (cmdlineOf(pid) ?? []).some((a) => a.endsWith("model-proxy-main.ts")));
+
+/**
+ * The descriptors the host spends on its sessions' model proxies: its own, and those of each proxy
+ * process it started (serveModelProxy() runs each session's proxy as a child process).
+ */
+const fds = () =>
+  [process.pid, ...proxyChildren()]
+    .map((pid) => {
+      try {
+        return readdirSync(`/proc/${pid}/fd`).length;
+      } catch {
+        return 0;
+      }
+    })
+    .reduce((a, b) => a + b, 0);
 
 /** The turn's reply parsed, and the most descriptors this process (the launcher, its proxy) held beyond `base` meanwhile. */
 async function runAttack(instance: string, ws: string, flood: boolean): Promise<{ r: AttackResult; peakFds: number }> {

@@ -41,7 +41,32 @@ function post(target: { url: string } | { socketPath: string }): Promise<number>
   });
 }
 
-/** The model proxy's added latency: the same request to the scripted API, direct and through the proxy's socket, interleaved. */
+/** Milliseconds from serveModelProxy() to its socket listening, and to its close(), over `n` proxies one after another. */
+async function starts(dir: string, upstream: string, n: number): Promise<{ start: number[]; close: number[] }> {
+  const start: number[] = [];
+  const close: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const p = serveModelProxy({
+      socket: join(dir, `s${i}.sock`),
+      upstream,
+      credential: { header: "x-api-key", value: "stand-in-bench-key" },
+      mode: "model-only",
+      egressLog: join(dir, `s${i}.jsonl`),
+    });
+    await p.listening;
+    const t1 = performance.now();
+    await p.close();
+    start.push(t1 - t0);
+    close.push(performance.now() - t1);
+  }
+  return { start, close };
+}
+
+/**
+ * The model proxy's added latency: the same request to the scripted API, direct and through the
+ * proxy's socket, interleaved; and what starting and closing a session's proxy costs.
+ */
 export async function run(): Promise<void> {
   const scratch = makeScratch("bench-network");
   const api = await startScriptedApi({
@@ -74,6 +99,10 @@ export async function run(): Promise<void> {
     );
     console.log(
       `the proxy adds ${(q(proxied, 0.5) - q(direct, 0.5)).toFixed(2)} ms at the median, ${(q(proxied, 0.95) - q(direct, 0.95)).toFixed(2)} ms at p95 (${(q(proxied, 0.5) / q(direct, 0.5)).toFixed(2)}x)`,
+    );
+    const s = await starts(dir, api.url, 20);
+    console.log(
+      `a session's proxy, 20 one after another: start to listening median ${q(s.start, 0.5).toFixed(2)} ms p95 ${q(s.start, 0.95).toFixed(2)} ms; close median ${q(s.close, 0.5).toFixed(2)} ms p95 ${q(s.close, 0.95).toFixed(2)} ms`,
     );
   } finally {
     await proxy.close();

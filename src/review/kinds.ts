@@ -195,7 +195,13 @@ export const GOLDEN_KINDS: readonly GoldenKind[] = [
     id: "model-decisions",
     what: "the model proxy's body and header decision for each request a session might send",
     matches: (p) =>
-      p === "goldens/network/model-body-decisions.txt" || p === "goldens/network/model-header-decisions.txt",
+      [
+        "goldens/network/model-body-decisions.txt",
+        "goldens/network/model-header-decisions.txt",
+        "goldens/network/request-head-decisions.txt",
+        "goldens/network/model-call-decisions.txt",
+        "goldens/network/json-shape.txt",
+      ].includes(p),
     parse: lines("model-decision"),
   },
   {

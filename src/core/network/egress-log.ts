@@ -86,10 +86,26 @@ export function closingLines(s: LogState, time: string): string[] {
   return s.suppressed > s.summarised ? [summary(s, time)] : [];
 }
 
+/** A line that says the session's proxy process ended before its close: the session has no model from then on. */
+export type EgressProxyEnded = { time: string; outcome: "proxy-ended"; why: string };
+
+/**
+ * The line the host writes when a session's proxy process ends on its own (a crash, its heap's
+ * bound): at most one per run, in place of the closing summary the process could not write.
+ */
+export function proxyEndedLine(time: string, why: string): string {
+  const B = EGRESS_LOG_BUDGET;
+  for (let shift = 0; ; shift++) {
+    const line: EgressProxyEnded = { time, outcome: "proxy-ended", why: cut(why, B.whyChars.value >> shift) };
+    const text = JSON.stringify(line);
+    if (bytes(text) <= B.lineBytes.value || shift > 16) return text;
+  }
+}
+
 /**
  * The most bytes a run's log can hold, given its allowed calls: each line at most lineBytes;
  * refusals at most refusedKept lines, plus one summary per power of two suppressed (53 below 2^53)
- * and the closing one.
+ * and the closing one (or the proxy-ended line in its place).
  */
 export function egressLogBound(allowed: number): number {
   const B = EGRESS_LOG_BUDGET;

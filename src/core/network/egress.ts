@@ -66,7 +66,27 @@ export const DROPPED_HEADERS: readonly { name: string; why: string }[] = [
   { name: "transfer-encoding", why: "hop-by-hop; the proxy re-frames the body" },
   { name: "te", why: "hop-by-hop" },
   { name: "upgrade", why: "hop-by-hop: no protocol switch through the proxy" },
+  // safety: egress-drops-trailer
+  { name: "trailer", why: "the proxy sends the body whole, with its length: no trailers can follow it" },
+  { name: "expect", why: "the proxy holds the whole body before it sends: no 100-continue upstream" },
 ];
+
+/** Headers of the upstream's answer the proxy does not pass back: its own framing, and trailers it never sends. */
+export const DROPPED_RESPONSE_HEADERS: readonly { name: string; why: string }[] = [
+  { name: "connection", why: "the session's connection is the proxy's, not the upstream's" },
+  { name: "transfer-encoding", why: "the proxy frames the answer to the session itself" },
+  { name: "trailer", why: "an answer without a body (HEAD) cannot announce trailers: node throws writing it" },
+];
+
+/** The upstream answer's headers as the session gets them: minus DROPPED_RESPONSE_HEADERS. */
+export function downstreamHeaders(
+  incoming: Readonly<Record<string, string | string[] | undefined>>,
+): Record<string, string | string[]> {
+  const dropped = new Set(DROPPED_RESPONSE_HEADERS.map((h) => h.name));
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(incoming)) if (v !== undefined && !dropped.has(k.toLowerCase())) out[k] = v;
+  return out;
+}
 
 /** How the real credential goes upstream: an API key, or a proxy's bearer token. */
 export type UpstreamCredential = { header: "x-api-key" | "authorization"; value: string };

@@ -1,6 +1,6 @@
-// What one session's model proxy may cost the host. The proxy runs in the host's launcher and serves
-// one session, so each bound is per session: its bodies, its connections and how long an idle one
-// may hold a descriptor.
+// What one session's model proxy may cost the host. Each session's proxy is a process of its own,
+// so each bound is per session: its heap, its bodies, what of a body it parses, its connections
+// and how long an idle one may hold a descriptor.
 const MiB = 1024 * 1024;
 
 export const PROXY_LIMITS = {
@@ -28,6 +28,21 @@ export const PROXY_LIMITS = {
   keepAliveTimeoutMs: { value: 5_000, why: "node's default; a CLI reconnects when it needs to" },
   /** How often node checks the two timeouts above. */
   checkEveryMs: { value: 1_000, why: "a timed-out connection goes within a second of its bound" },
+  /** Checked on the body's bytes before JSON.parse (json-shape.ts). */
+  jsonDepth: {
+    value: 64,
+    why: "the recorded CLIs' bodies nest 10 levels, a tool's JSON schema a few more; past this nothing is parsed, serialised or sent",
+  },
+  /** Checked with the depth: what JSON.parse would build is bounded before it builds it. */
+  jsonContainers: {
+    value: 1_048_576,
+    why: "a recorded body holds one object or array per 35 bytes; 28 MiB of {} is 14 million (1.8 GiB of heap) and is refused unparsed",
+  },
+  /** The proxy process's V8 heap (--max-old-space-size). */
+  heapMiB: {
+    value: 1024,
+    why: "two full-size bodies parsed at once take about 300 MiB; past the heap the session's own proxy ends, never the host",
+  },
 } as const;
 
 export type ProxyLimits = { [K in keyof typeof PROXY_LIMITS]: number };
