@@ -109,7 +109,8 @@ const STEPS: Step[] = [
       },
     }),
     error: { syscall: "listen" },
-    spawned: false,
+    // The proxy's process and the sandbox start side by side: its failure ends the sandbox too.
+    spawned: true,
   },
   {
     step: "tool socket",

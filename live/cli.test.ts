@@ -20,11 +20,15 @@ describe("the plan command on this machine", () => {
     );
     expect(r.status, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
-    const drop = process.getuid?.() === 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : [];
+    const root = process.getuid?.() === 0;
+    const uid = Number(/^--reuid=([0-9]+)$/.exec(doc.argv[1] ?? "")?.[1]);
+    const drop = root ? ["setpriv", `--reuid=${uid}`, "--regid=65534", "--clear-groups", "--"] : [];
     expect(
       doc.argv.slice(0, drop.length + 1),
       "the command runs bwrap, as the session's own uid when the caller is root",
     ).toEqual([...drop, "bwrap"]);
+    if (root)
+      expect(uid, "a uid of the sessions' own range, not root's and not nobody").toBeGreaterThanOrEqual(1879048192);
     expect(doc.binds.at(-1).inside).toBe("/tmp");
     expect(doc.probe).toEqual({ ok: true, bwrapVersion: expect.stringMatching(/^bubblewrap /), problem: null });
   });

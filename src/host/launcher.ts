@@ -191,9 +191,12 @@ export async function start(prepared: PreparedLaunch): Promise<Session> {
     checkReach(plan);
     if (plan.identity.handOver !== null) handOver(plan.identity.handOver.workspace, plan.identity.runAs);
     makeRun(res, prepared);
-    await startModelProxy(res, plan);
+    const proxy = startModelProxy(res, plan);
     const sandbox = spawnSession(res, prepared);
     const s = sessionOf(res, prepared, sandbox, end);
+    // The proxy's process and the sandbox start side by side; the runner claims only once it has
+    // its capability, and it gets that only from a launch whose proxy listens.
+    await proxy;
     // The capability goes on the runner's stdin, never to disk, argv or the environment.
     const cap = prepared.req.bus.issueCapability({ run: plan.sessionFile.run, instance: plan.sessionFile.instance });
     sandbox.child.stdin!.end(JSON.stringify({ cap }) + "\n"); // safety: cap-on-disk
@@ -303,10 +306,14 @@ function makeRun(res: LaunchResources, p: PreparedLaunch): void {
   if (plan.piModels !== null) writeFileSync(plan.piModels, p.launch.bundle["models.json"] ?? "", { mode: 0o600 });
 }
 
-/** The host's end of the session's model port, listening before the sandbox starts; closed when the launch ends. */
-async function startModelProxy(res: LaunchResources, plan: SessionPlan): Promise<void> {
+/**
+ * The host's end of the session's model port: its socket made here, before the sandbox binds it
+ * (serveModelProxy() binds it in this process), its own process serving it; closed when the launch
+ * ends. Resolves once that process serves.
+ */
+function startModelProxy(res: LaunchResources, plan: SessionPlan): Promise<void> {
   const m = plan.modelProxy;
-  if (m === null) return;
+  if (m === null) return Promise.resolve();
   const proxy = res.hold(
     "model proxy",
     serveModelProxy({
@@ -320,8 +327,9 @@ async function startModelProxy(res: LaunchResources, plan: SessionPlan): Promise
     }),
     (p) => p.close(),
   );
-  await proxy.listening;
-  chmodSync(m.socket, 0o600);
+  // Awaited once the sandbox is spawned; a launch that fails before that must not leave it unhandled.
+  proxy.listening.catch(() => {});
+  return proxy.listening;
 }
 
 type Sandbox = { child: ChildProcess; stderr: () => string; exited: Promise<void>; voidRun: () => void };

@@ -40,7 +40,13 @@ function request(h: Host, a: ArmRequest): LaunchRequest {
   return {
     instance,
     settings: exampleSettings(),
-    hostEnv: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8", HOME: h.cfg.founderHome },
+    hostEnv: {
+      PATH: "/usr/bin:/bin",
+      LANG: "C.UTF-8",
+      HOME: h.cfg.founderHome,
+      // One uid for every arm, the neighbour's: the same-uid rows need a neighbour of the session's uid.
+      ...(h.cfg.sessionUid !== null ? { MOSAIC_SESSION_UID: String(h.cfg.sessionUid) } : {}),
+    },
     repo: REPO_ROOT,
     runDir: join(h.cfg.data, "runs", a.name),
     stateDir: h.cfg.stateDir,

@@ -20,6 +20,8 @@ export interface AttackHostConfig {
   readableNode: string;
   /** A canary put in the runner's environment. */
   envCanary: string;
+  /** A root caller's sessions all run as this uid (MOSAIC_SESSION_UID, a range of one): the neighbour's own. */
+  sessionUid: number | null;
 }
 
 export interface ArmRequest {

@@ -238,6 +238,7 @@ export async function makeAttackWorld(identity: Identity): Promise<AttackWorld> 
     founderHome: stand.founderHome,
     readableNode,
     envCanary,
+    sessionUid: c.uid === 0 ? c.session.uid : null,
   };
   const hosts: HostLink[] = [await startHost(c, cfg, server, false)];
   let terminalHost: Promise<HostLink> | null = null;
