@@ -116,10 +116,10 @@ function createRecord(d: PinnedDir, name: string): number | string {
   return "not a regular file";
 }
 
-/** Whether a regular file is at `name`: lstat, so a link or anything else is not one. */
+/** Whether a regular file is at `name`: lstat, so a link or anything else is not one; nothing there, or an lstat that fails, is not. */
 function isRegularFile(d: PinnedDir, name: string): boolean {
   try {
-    return lstatSync(inPinned(d, name), { throwIfNoEntry: false })?.isFile() === true;
+    return lstatSync(inPinned(d, name)).isFile();
   } catch {
     return false;
   }
