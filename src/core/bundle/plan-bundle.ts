@@ -113,8 +113,8 @@ function harnessFiles(inp: BundleInput): BundleFiles {
       }),
     };
   }
-  if (route.harness === "claude-code") return claudeFiles(inp.paths);
-  return {};
+  // Claude Code, the one other harness.
+  return claudeFiles(inp.paths);
 }
 
 /** Claude Code's settings.json (the gate's hook on every tool) and mcp.json (the typed tools' server). */
