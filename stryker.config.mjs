@@ -21,6 +21,7 @@ export const SWEPT = [
   "src/host/launcher.ts",
   "src/host/runner/main.ts",
   "src/host/runner/turn.ts",
+  "src/host/runner/turn-files.ts",
   "src/host/runner/tool-server.ts",
   "src/host/recover.ts",
   "src/host/model-proxy.ts",

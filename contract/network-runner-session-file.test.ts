@@ -25,7 +25,7 @@ const good = {
   toolSocket: { path: "/run/x/sock/tools.sock", fd: 4 },
   bounds: {
     toolSocket: { lineBytes: 1, depth: 1, argsBytes: 1, connections: 1, pending: 1 },
-    turn: { stdoutBytes: 1, stderrBytes: 1, killNamespace: true },
+    turn: { stdoutBytes: 1, stderrBytes: 1, stderrFiles: 1, killNamespace: true },
   },
 };
 const parse = (over: Record<string, unknown>) => parseSessionFile(JSON.stringify({ ...good, ...over }));
@@ -119,6 +119,10 @@ describe("parseSessionFile: the first bad field, named with its reason", () => {
     expect(parse({ bounds: { ...b, turn: { ...b.turn, stderrBytes: 0 } } })).toEqual(
       refusal("bounds.turn.stderrBytes", "a positive integer"),
     );
+    for (const stderrFiles of [0, 1.5, "16", undefined])
+      expect(parse({ bounds: { ...b, turn: { ...b.turn, stderrFiles } } }), String(stderrFiles)).toEqual(
+        refusal("bounds.turn.stderrFiles", "a positive integer"),
+      );
     expect(parse({ bounds: { ...b, turn: { ...b.turn, killNamespace: 1 } } })).toEqual(
       refusal("bounds.turn.killNamespace", "true or false"),
     );

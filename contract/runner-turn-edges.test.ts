@@ -1,7 +1,7 @@
 // One harness turn (src/host/runner/turn.ts), the edges: a command that cannot start, stderr
 // counted chunk by chunk, and a leftover outside the turn's group (setsid) that keeps its pipes
 // open and writes after the turn failed.
-import { readFileSync, readdirSync, readlinkSync } from "node:fs";
+import { openSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startTurn, type TurnOptions } from "../src/host/runner/turn.ts";
@@ -24,8 +24,8 @@ function turn(argv: string[], opts: Partial<TurnOptions> = {}) {
   const stderrFile = join(scratch.root, `${++n}.stderr`);
   const t = startTurn({ argv, env: { PATH: "/usr/bin:/bin" }, cwd: scratch.root }, "m", {
     timeoutMs: 10_000,
-    stderrFile,
-    marker: null,
+    stderrFd: openSync(stderrFile, "w", 0o600),
+    markerWritten: () => false,
     stdoutBytes: 1024,
     stderrBytes: 1024,
     killNamespace: false,

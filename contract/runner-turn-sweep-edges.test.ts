@@ -10,7 +10,7 @@
 import * as childProcess from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
-import { readFileSync, writeFileSync } from "node:fs";
+import { openSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire, syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
@@ -69,8 +69,8 @@ function turn(script: string, opts: Partial<TurnOptions> = {}) {
     "m",
     {
       timeoutMs: 10_000,
-      stderrFile,
-      marker: null,
+      stderrFd: openSync(stderrFile, "w", 0o600),
+      markerWritten: () => false,
       stdoutBytes: 1024,
       stderrBytes: 1024,
       killNamespace: false,
@@ -161,8 +161,8 @@ describe("the wall clock of a turn that is over kills nothing", () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const t = startTurn({ argv: ["/no/such/harness"], env: {}, cwd: scratch.root }, "m", {
       timeoutMs: 500,
-      stderrFile: join(scratch.root, `${++n}.stderr`),
-      marker: null,
+      stderrFd: openSync(join(scratch.root, `${++n}.stderr`), "w", 0o600),
+      markerWritten: () => false,
       stdoutBytes: 1024,
       stderrBytes: 1024,
       killNamespace: true,

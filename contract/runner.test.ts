@@ -161,6 +161,10 @@ describe("the runner's bounds (bounds.ts): every tool-socket client and every tu
       TURN_BOUNDS.stdoutStream.value,
       "Claude Code's stream stays far below V8's 512 MiB string",
     ).toBeLessThanOrEqual(64 * MiB);
+    expect(
+      TURN_BOUNDS.stderrFiles.value * TURN_BOUNDS.stderr.value,
+      "what the runner leaves in turns/ is bounded whatever the number of turns",
+    ).toBeLessThanOrEqual(128 * MiB);
   });
   it("planned per harness: stdout is the reply for the fake adapter, a stream for Pi and Claude Code; leftovers killed for all", () => {
     for (const kind of ["marker", "exit", "result-line"] as const) {
@@ -169,6 +173,7 @@ describe("the runner's bounds (bounds.ts): every tool-socket client and every tu
         kind === "exit" ? TURN_BOUNDS.stdoutReply.value : TURN_BOUNDS.stdoutStream.value,
       );
       expect(b.turn.stderrBytes, kind).toBe(TURN_BOUNDS.stderr.value);
+      expect(b.turn.stderrFiles, `${kind}: turns/ keeps the newest records only`).toBe(TURN_BOUNDS.stderrFiles.value);
       expect(b.turn.killNamespace, `${kind}: everything a turn started is killed at its end`).toBe(true);
       expect(b.toolSocket.depth, kind).toBe(TOOL_SOCKET_BOUNDS.depth.value);
     }
@@ -350,6 +355,10 @@ describe("session.json and the capability line", () => {
         "bounds.turn.stdoutBytes",
       ],
       [
+        JSON.stringify({ ...good, bounds: { ...bounds, turn: { ...bounds.turn, stderrFiles: 0 } } }),
+        "bounds.turn.stderrFiles",
+      ],
+      [
         JSON.stringify({ ...good, bounds: { ...bounds, turn: { ...bounds.turn, killNamespace: "yes" } } }),
         "bounds.turn.killNamespace",
       ],
@@ -432,6 +441,7 @@ describe("planSession: session.json per example instance", () => {
         "a turn's stdout is capped well below V8's 512 MiB string",
       ).toBeLessThanOrEqual(64 * 1024 * 1024);
       expect(sf.bounds.turn.stderrBytes, "a turn's stderr is capped").toBeLessThanOrEqual(8 * 1024 * 1024);
+      expect(sf.bounds.turn.stderrFiles, "turns/ keeps a bounded number of records").toBe(16);
       expect(sf.bounds.toolSocket, "the tool socket's bounds are the table's").toEqual(
         planRunnerBounds({ kind: "exit" }).toolSocket,
       );

@@ -66,15 +66,30 @@ function renderPrompt(inp: BundleInput, toolLines: string[]): string {
 
 /** The bundle's files for one launch (seed 000, "The bundle"). Pure: the host writes them with writeBundle. */
 export function planBundle(inp: BundleInput): BundleFiles {
-  const { instance, route, paths } = inp;
+  const { instance, route } = inp;
   const mod = route.module;
   const actions = heldActions(instance.actions);
   const tools = selectTools(actions);
   const typedTools = tools.map((t) => mod.typedToolName(t.name));
   const builtInTools = mod.builtInTools(instance.limits.tools);
-  const bundle = bundleDir(paths.runDir);
 
-  const policy: Policy = {
+  const files: BundleFiles = {
+    "prompt.md": renderPrompt(
+      inp,
+      tools.map((t) => `- \`${mod.typedToolName(t.name)}\` (${describeVia(t.via)}): ${t.description}`),
+    ),
+    "policy.json": json(bundlePolicy(inp, builtInTools, typedTools)),
+    "tools.json": json({ version: BUNDLE_VERSION, tools: renderTools(tools, mod.typedToolName) }),
+    ...harnessFiles(inp),
+  };
+  files["manifest.json"] = json(bundleManifest(inp, files, { builtInTools, typedTools, actions }));
+  return files;
+}
+
+/** policy.json: what the gate reads. */
+function bundlePolicy(inp: BundleInput, builtInTools: Policy["builtInTools"], typedTools: string[]): Policy {
+  const { instance, route, paths } = inp;
+  return {
     harness: route.harness,
     workspace: instance.workspace,
     home: `${paths.runDir}/home`,
@@ -84,24 +99,29 @@ export function planBundle(inp: BundleInput): BundleFiles {
     services: [...instance.services],
     credentials: { set: inp.credentialSet },
   };
+}
 
-  const files: BundleFiles = {
-    "prompt.md": renderPrompt(
-      inp,
-      tools.map((t) => `- \`${mod.typedToolName(t.name)}\` (${describeVia(t.via)}): ${t.description}`),
-    ),
-    "policy.json": json(policy),
-    "tools.json": json({ version: BUNDLE_VERSION, tools: renderTools(tools, mod.typedToolName) }),
-  };
+/** The files only one harness reads, in the order they are written. */
+function harnessFiles(inp: BundleInput): BundleFiles {
+  const { route } = inp;
   if (route.harness === "pi") {
     // Pi ignores ANTHROPIC_BASE_URL: its models.json routes the built-in provider to the in-sandbox
     // model port, with the placeholder for a key. The launcher puts a copy in Pi's agent dir.
-    files["models.json"] = json({
-      providers: { [route.provider]: { baseUrl: MODEL_URL, apiKey: CREDENTIAL_PLACEHOLDER } },
-    });
+    return {
+      "models.json": json({
+        providers: { [route.provider]: { baseUrl: MODEL_URL, apiKey: CREDENTIAL_PLACEHOLDER } },
+      }),
+    };
   }
-  if (route.harness === "claude-code") {
-    files["settings.json"] = json({
+  // Claude Code, the one other harness.
+  return claudeFiles(inp.paths);
+}
+
+/** Claude Code's settings.json (the gate's hook on every tool) and mcp.json (the typed tools' server). */
+function claudeFiles(paths: RunPaths): BundleFiles {
+  const bundle = bundleDir(paths.runDir);
+  return {
+    "settings.json": json({
       hooks: {
         PreToolUse: [
           {
@@ -116,8 +136,8 @@ export function planBundle(inp: BundleInput): BundleFiles {
           },
         ],
       },
-    });
-    files["mcp.json"] = json({
+    }),
+    "mcp.json": json({
       mcpServers: {
         mosaic: {
           type: "stdio",
@@ -126,10 +146,19 @@ export function planBundle(inp: BundleInput): BundleFiles {
           env: { MOSAIC_TOOLS_FILE: `${bundle}/tools.json`, MOSAIC_TOOL_SOCKET: runSockets(paths.runDir).tools },
         },
       },
-    });
-  }
+    }),
+  };
+}
 
-  const manifest = {
+/** manifest.json: what the bundle is and what it was made from, with a digest of every other file. */
+function bundleManifest(
+  inp: BundleInput,
+  files: BundleFiles,
+  held: { builtInTools: Policy["builtInTools"]; typedTools: string[]; actions: ReturnType<typeof heldActions> },
+): Record<string, unknown> {
+  const { instance, route } = inp;
+  const mod = route.module;
+  return {
     bundleVersion: BUNDLE_VERSION,
     instance: instance.instance,
     run: instance.run,
@@ -141,9 +170,9 @@ export function planBundle(inp: BundleInput): BundleFiles {
     harnessVersion: inp.harnessVersion,
     route: inp.which,
     routeReason: inp.reason,
-    builtInTools,
-    typedTools,
-    actionsWithoutTool: actionsWithoutTool(actions),
+    builtInTools: held.builtInTools,
+    typedTools: held.typedTools,
+    actionsWithoutTool: actionsWithoutTool(held.actions),
     reliesOn: [...mod.reliesOn],
     gateTimeout: mod.gate,
     files: Object.fromEntries(Object.entries(files).map(([name, body]) => [name, sha256(body)])),
@@ -154,6 +183,4 @@ export function planBundle(inp: BundleInput): BundleFiles {
       tools: inp.digests.tools,
     },
   };
-  files["manifest.json"] = json(manifest);
-  return files;
 }

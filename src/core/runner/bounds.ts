@@ -18,6 +18,8 @@ export interface ToolSocketBounds {
 export interface TurnBounds {
   stdoutBytes: number;
   stderrBytes: number;
+  /** turns/ keeps the stderr records of this many newest turns: each turn's start removes the one that falls out. */
+  stderrFiles: number;
   /** At every turn's end the runner, as pid 1 of its PID namespace, kills every other process in it. */
   killNamespace: boolean;
 }
@@ -67,6 +69,10 @@ export const TURN_BOUNDS = {
     value: 8 * MiB,
     why: "turns/NNNN.stderr is for reading after a failure; the CLIs write kilobytes there, and the run directory's disk is the host's",
   },
+  stderrFiles: {
+    value: 16,
+    why: "a turn's record is read soon after the turn that failed; the newest 16 keep that, and bound what the runner leaves in turns/ to 16 × the stderr cap (128 MiB) however many turns a session takes",
+  },
 } as const satisfies Record<string, Row>;
 
 /** The bounds session.json carries, for a turn that ends the way `turnEnd` says. */
@@ -83,6 +89,7 @@ export function planRunnerBounds(turnEnd: { kind: "marker" | "result-line" | "ex
     turn: {
       stdoutBytes,
       stderrBytes: TURN_BOUNDS.stderr.value,
+      stderrFiles: TURN_BOUNDS.stderrFiles.value,
       killNamespace: true, // safety: turn-leftovers-planned-off
     },
   };

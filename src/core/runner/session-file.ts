@@ -107,7 +107,7 @@ export function parseSessionFile(text: string): Parsed<SessionFile> {
   if (!isObj(b) || !isObj(b.toolSocket) || !isObj(b.turn)) return bad("bounds", "{toolSocket: {...}, turn: {...}}");
   for (const f of ["lineBytes", "depth", "argsBytes", "connections", "pending"] as const)
     if (!isPosInt(b.toolSocket[f])) return bad(`bounds.toolSocket.${f}`, "a positive integer");
-  for (const f of ["stdoutBytes", "stderrBytes"] as const)
+  for (const f of ["stdoutBytes", "stderrBytes", "stderrFiles"] as const)
     if (!isPosInt(b.turn[f])) return bad(`bounds.turn.${f}`, "a positive integer");
   if (typeof b.turn.killNamespace !== "boolean") return bad("bounds.turn.killNamespace", "true or false");
   return { ok: true, value: d as unknown as SessionFile };

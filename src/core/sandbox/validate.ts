@@ -8,6 +8,23 @@ import { HARNESSES, type HostFacts, type SandboxSpec } from "./types.ts";
  * as a MosaicError naming the field; binds() and bwrapArgv() never see a bad spec.
  */
 export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
+  checkFields(spec);
+  const paths = specPaths(spec);
+  for (const [field, p] of paths) {
+    if (p === undefined) continue;
+    checkPath(field, p);
+  }
+  checkNodes(facts);
+  checkPackages(spec);
+  checkRunnerBound(spec);
+  checkNotUnderTmp(paths);
+  checkSocketPaths(spec);
+  checkNesting(spec);
+  checkHome(spec, facts);
+}
+
+/** A known harness, both socket paths given, and mayLaunch a boolean. */
+function checkFields(spec: SandboxSpec): void {
   if (!(HARNESSES as readonly string[]).includes(spec.harness)) {
     throw new MosaicError(
       "unknown-harness",
@@ -27,7 +44,11 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
   if (typeof spec.mayLaunch !== "boolean") {
     throw new MosaicError("missing-field", "mayLaunch", "mayLaunch must be true or false");
   }
-  const paths: Array<[string, string | undefined]> = [
+}
+
+/** Every path of the spec, with the field that names it. */
+function specPaths(spec: SandboxSpec): Array<[string, string | undefined]> {
+  return [
     ["repo", spec.repo],
     ["runner", spec.runner],
     ["adapter", spec.adapter],
@@ -38,10 +59,10 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
     ...spec.runnerFiles.map((f, i): [string, string] => [`runnerFiles[${i}]`, f]),
     ...(spec.packages ?? []).map((f, i): [string, string] => [`packages[${i}]`, f]),
   ];
-  for (const [field, p] of paths) {
-    if (p === undefined) continue;
-    checkPath(field, p);
-  }
+}
+
+/** node and the runner's node outside /tmp, which the session's private /tmp covers. */
+function checkNodes(facts: HostFacts): void {
   if (isWithin(facts.node.path, "/tmp")) {
     throw new MosaicError(
       "under-tmp",
@@ -56,6 +77,10 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
       `the runner's node at ${facts.runnerNode} lies under /tmp, which the session's private /tmp covers; set MOSAIC_STATE_DIR outside /tmp`,
     );
   }
+}
+
+/** Each package a directory under the repository's node_modules. */
+function checkPackages(spec: SandboxSpec): void {
   for (const [i, p] of (spec.packages ?? []).entries()) {
     if (!isWithin(p, `${spec.repo}/node_modules`))
       throw new MosaicError(
@@ -64,6 +89,10 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
         `${p} is not a package directory under ${spec.repo}/node_modules`,
       );
   }
+}
+
+/** The runner is one of the files bound. */
+function checkRunnerBound(spec: SandboxSpec): void {
   if (!spec.runnerFiles.includes(spec.runner)) {
     throw new MosaicError(
       "runner-not-bound",
@@ -71,7 +100,10 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
       `${spec.runner} is not one of runnerFiles, so the sandbox would not contain it`,
     );
   }
-  // A path under /tmp is hidden by the private /tmp, which is bound last.
+}
+
+/** A path under /tmp is hidden by the private /tmp, which is bound last. */
+function checkNotUnderTmp(paths: Array<[string, string | undefined]>): void {
   for (const [field, p] of paths) {
     if (p !== undefined && isWithin(p, "/tmp")) {
       throw new MosaicError(
@@ -81,8 +113,13 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
       );
     }
   }
-  // A socket path past the kernel's limit is cut short by the bind: the host would listen on a name
-  // no one asked for, and a session would find nothing at the one it was told.
+}
+
+/**
+ * A socket path past the kernel's limit is cut short by the bind: the host would listen on a name
+ * no one asked for, and a session would find nothing at the one it was told.
+ */
+function checkSocketPaths(spec: SandboxSpec): void {
   const sockets: Array<[string, string]> = [
     ["brokerSocket", spec.brokerSocket],
     ["launchSocket", spec.launchSocket],
@@ -98,6 +135,10 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
       );
     }
   }
+}
+
+/** Neither the workspace nor the run directory inside the other. */
+function checkNesting(spec: SandboxSpec): void {
   if (isWithin(spec.workspace, spec.runDir)) {
     throw new MosaicError(
       "workspace-in-run",
@@ -112,7 +153,10 @@ export function validateSpec(spec: SandboxSpec, facts: HostFacts): void {
       `${spec.runDir} lies inside the workspace ${spec.workspace}, so the harness could rewrite its own bundle`,
     );
   }
-  // A workspace or run directory that holds HOME would bind the founder's files read-write.
+}
+
+/** A workspace or run directory that holds HOME would bind the founder's files read-write. */
+function checkHome(spec: SandboxSpec, facts: HostFacts): void {
   for (const [field, p] of [
     ["workspace", spec.workspace],
     ["runDir", spec.runDir],

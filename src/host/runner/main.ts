@@ -12,13 +12,14 @@ import {
   messageAction,
   pollStep,
   replyText,
-  turnStderrName,
   type BrokerAnswer,
   type Message,
+  type TurnOutcome,
+  type TurnRun,
 } from "../../core/runner/decisions.ts";
 import { parseCapabilityLine, parseSessionFile, type SessionFile } from "../../core/runner/session-file.ts";
 import { turnEndKill } from "../../core/runner/bounds.ts";
-import { parseToolRoutes } from "../../core/runner/tool-call.ts";
+import { parseToolRoutes, type ToolRoute } from "../../core/runner/tool-call.ts";
 import {
   checkTripwire,
   keepReport,
@@ -31,6 +32,7 @@ import { callBroker } from "./broker-client.ts";
 import { forwardModelPort } from "./model-forward.ts";
 import { serveToolSocket } from "./tool-server.ts";
 import { startTurn, type RunningTurn } from "./turn.ts";
+import { openTurnFiles, pinTurnDirs, type TurnDirs } from "./turn-files.ts";
 
 let stopping = false;
 let claimed = false;
@@ -96,23 +98,71 @@ function readFirstLine(): Promise<string | null> {
   });
 }
 
-async function main(): Promise<void> {
-  const runDir = process.argv[2];
-  if (runDir === undefined || !runDir.startsWith("/")) return finish(EXIT.badRunDir, "usage: runner <run directory>");
+/** A step that went well, or the runner's exit code and why. */
+type Step<T> = { ok: true; value: T } | { ok: false; code: number; why: string };
+type Broker = (verb: string, args?: Record<string, unknown>) => Promise<BrokerAnswer>;
+
+/** session.json from the run directory, checked, and the turns' directories pinned before any turn runs. */
+function loadRun(runDir: string | undefined): Step<{ runDir: string; s: SessionFile; dirs: TurnDirs }> {
+  if (runDir === undefined || !runDir.startsWith("/"))
+    return { ok: false, code: EXIT.badRunDir, why: "usage: runner <run directory>" };
   let text: string;
   try {
     text = readFileSync(join(runDir, "session.json"), "utf8");
   } catch (e) {
-    return finish(EXIT.badRunDir, `${runDir}/session.json: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    const why = `${runDir}/session.json: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
+    return { ok: false, code: EXIT.badRunDir, why };
   }
   const parsed = parseSessionFile(text);
-  if (!parsed.ok) return finish(EXIT.badRunDir, `session.json: ${parsed.field}: ${parsed.why}`);
+  if (!parsed.ok) return { ok: false, code: EXIT.badRunDir, why: `session.json: ${parsed.field}: ${parsed.why}` };
   const s = parsed.value;
-  session = s;
+  const pinned = pinTurnDirs(runDir, s.turnEnd.kind === "marker" ? s.turnEnd.file : null);
+  if (!pinned.ok) return { ok: false, code: EXIT.badRunDir, why: pinned.why };
+  return { ok: true, value: { runDir, s, dirs: pinned.dirs } };
+}
+
+/** The capability, from the first line on stdin. */
+async function readCapability(): Promise<Step<string>> {
   const line = await readFirstLine();
   const c =
     line === null ? { ok: false as const, field: "stdin", why: "no capability line" } : parseCapabilityLine(line);
-  if (!c.ok) return finish(EXIT.badRunDir, `${c.field}: ${c.why}`);
+  return c.ok ? c : { ok: false, code: EXIT.badRunDir, why: `${c.field}: ${c.why}` };
+}
+
+/** The typed tools tools.json lists; none when it is missing or bad. */
+function readRoutes(runDir: string): Map<string, ToolRoute> {
+  try {
+    const r = parseToolRoutes(readFileSync(join(runDir, "bundle/tools.json"), "utf8"));
+    return r instanceof Map ? r : (log(`tools.json: ${r.problem}; no typed tool is served`), new Map());
+  } catch {
+    log("no tools.json; no typed tool is served");
+    return new Map();
+  }
+}
+
+/** The tool socket, and the model port when the session has a model. */
+async function serveSockets(s: SessionFile, runDir: string, timeoutMs: number): Promise<void> {
+  servers.push(
+    await serveToolSocket(
+      s.toolSocket,
+      readRoutes(runDir),
+      s.launchSocket,
+      (socket, verb, args) =>
+        callBroker(socket === "launch" ? s.launchSocket! : s.brokerSocket, cap!, verb, args, timeoutMs),
+      s.bounds.toolSocket,
+      (r) => keepReport(reports, r),
+    ),
+  );
+  if (s.model !== null) servers.push(await forwardModelPort(s.model.port, s.model.socket));
+}
+
+async function main(): Promise<void> {
+  const run = loadRun(process.argv[2]);
+  if (!run.ok) return finish(run.code, run.why);
+  const { runDir, s, dirs } = run.value;
+  session = s;
+  const c = await readCapability();
+  if (!c.ok) return finish(c.code, c.why);
   cap = c.value;
   if (stopping) return;
 
@@ -122,36 +172,18 @@ async function main(): Promise<void> {
     return finish(EXIT.founderCredentials, `founder credentials in the environment: ${founder.join(", ")}`); // safety: runner-founder-stop
 
   const timeoutMs = s.brokerTimeoutSeconds * 1000;
-  const broker = (verb: string, args: Record<string, unknown> = {}): Promise<BrokerAnswer> =>
-    callBroker(s.brokerSocket, cap!, verb, args, timeoutMs);
+  const broker: Broker = (verb, args = {}) => callBroker(s.brokerSocket, cap!, verb, args, timeoutMs);
   const claim = claimOutcome(await broker("role.claim"));
   if (claim.kind === "exit") return finish(claim.code, claim.why);
   claimed = true;
   if (stopping) return;
-
-  const routes = (() => {
-    try {
-      const r = parseToolRoutes(readFileSync(join(runDir, "bundle/tools.json"), "utf8"));
-      return r instanceof Map ? r : (log(`tools.json: ${r.problem}; no typed tool is served`), new Map());
-    } catch {
-      log("no tools.json; no typed tool is served");
-      return new Map();
-    }
-  })();
-  servers.push(
-    await serveToolSocket(
-      s.toolSocket,
-      routes,
-      s.launchSocket,
-      (socket, verb, args) =>
-        callBroker(socket === "launch" ? s.launchSocket! : s.brokerSocket, cap!, verb, args, timeoutMs),
-      s.bounds.toolSocket,
-      (r) => keepReport(reports, r),
-    ),
-  );
-  if (s.model !== null) servers.push(await forwardModelPort(s.model.port, s.model.socket));
+  await serveSockets(s, runDir, timeoutMs);
   log(`claimed ${s.instance} for run ${s.run}`);
+  return pollMessages(s, broker, dirs);
+}
 
+/** Polls the broker and runs a turn per message until a stop, or until the broker or the session is gone. */
+async function pollMessages(s: SessionFile, broker: Broker, dirs: TurnDirs): Promise<void> {
   let failed = 0;
   let turns = 0;
   while (!stopping) {
@@ -165,39 +197,60 @@ async function main(): Promise<void> {
       const action = messageAction(m);
       if (action.kind === "ignore") continue;
       turns += 1;
-      const marker = s.turnEnd.kind === "marker" ? s.turnEnd.file : null;
-      reports = [];
-      current = startTurn(s.adapter, m.body, {
-        timeoutMs: s.turnTimeoutSeconds * 1000,
-        stderrFile: join(runDir, "turns", turnStderrName(turns)),
-        marker,
-        stdoutBytes: s.bounds.turn.stdoutBytes,
-        stderrBytes: s.bounds.turn.stderrBytes,
-        killNamespace: turnEndKill(process.pid, s.bounds.turn.killNamespace) === "namespace", // safety: runner-turn-leftovers-kept
-      });
-      const run = await current.done;
-      current = null;
-      if (stopping) break;
-      let outcome = judgeTurn(s.turnEnd, run, s.turnTimeoutSeconds);
-      if (s.tripwire !== null) {
-        const wire = checkTripwire(s.tripwire, completedCalls(s.tripwire.stream, run.stdout), reports);
-        log(tripwireLine(turns, wire));
-        // A turn that failed already keeps its own reason; the record line above names the tripwire's.
-        if (wire.kind === "tripped" && outcome.kind === "ok") outcome = { kind: "failed", why: wire.reply }; // safety: tripwire-ignored
-      }
-      log(`turn ${turns}: ${outcome.kind === "ok" ? "ok" : `failed: ${outcome.why}`}`);
-      const send = (body: string) => broker("message.send", { to: m.from, kind: "result", replyTo: m.id, body });
-      let sent = await send(replyText(outcome));
-      // A reply the broker did not take (longer than its line once escaped, say): the sender still hears the turn ended.
-      if (sent.kind !== "ok" && !(sent.kind === "error" && SESSION_GONE_CODES.includes(sent.code))) {
-        const why = sent.kind === "error" ? `${sent.code}: ${sent.message}` : sent.why;
-        sent = await send(replyText({ kind: "failed", why: `its reply was not delivered (${why.slice(0, 200)})` }));
-      }
-      if (sent.kind === "error" && SESSION_GONE_CODES.includes(sent.code))
-        return finish(EXIT.sessionInvalid, `message.send: ${sent.code}`);
+      const outcome = await takeTurn(s, m, turns, dirs);
+      if (outcome === null) break;
+      const gone = await reply(broker, m, outcome);
+      if (gone !== null) return finish(EXIT.sessionInvalid, gone);
     }
     if (!stopping) await new Promise((r) => setTimeout(r, s.pollMs));
   }
+}
+
+/** The n-th turn, for message m: its files made, the turn run and judged. Null when a stop came during it. */
+async function takeTurn(s: SessionFile, m: Message, n: number, dirs: TurnDirs): Promise<TurnOutcome | null> {
+  const files = openTurnFiles(dirs, n, s.bounds.turn.stderrFiles);
+  let outcome: TurnOutcome;
+  if (!files.ok) outcome = { kind: "failed", why: files.why };
+  else {
+    reports = [];
+    current = startTurn(s.adapter, m.body, {
+      timeoutMs: s.turnTimeoutSeconds * 1000,
+      ...files.files,
+      stdoutBytes: s.bounds.turn.stdoutBytes,
+      stderrBytes: s.bounds.turn.stderrBytes,
+      killNamespace: turnEndKill(process.pid, s.bounds.turn.killNamespace) === "namespace", // safety: runner-turn-leftovers-kept
+    });
+    const run = await current.done;
+    current = null;
+    if (stopping) return null;
+    outcome = judged(s, run, n);
+  }
+  log(`turn ${n}: ${outcome.kind === "ok" ? "ok" : `failed: ${outcome.why}`}`);
+  return outcome;
+}
+
+/** Whether the turn counts: its harness's turn-end check, then the tripwire over what it did. */
+function judged(s: SessionFile, run: TurnRun, n: number): TurnOutcome {
+  const outcome = judgeTurn(s.turnEnd, run, s.turnTimeoutSeconds);
+  if (s.tripwire === null) return outcome;
+  const wire = checkTripwire(s.tripwire, completedCalls(s.tripwire.stream, run.stdout), reports);
+  log(tripwireLine(n, wire));
+  // A turn that failed already keeps its own reason; the record line above names the tripwire's.
+  if (wire.kind === "tripped" && outcome.kind === "ok") return { kind: "failed", why: wire.reply }; // safety: tripwire-ignored
+  return outcome;
+}
+
+/** Sends the turn's RESULT to the message's sender. Why the runner must stop (the session is gone), or null. */
+async function reply(broker: Broker, m: Message, outcome: TurnOutcome): Promise<string | null> {
+  const send = (body: string) => broker("message.send", { to: m.from, kind: "result", replyTo: m.id, body });
+  let sent = await send(replyText(outcome));
+  // A reply the broker did not take (longer than its line once escaped, say): the sender still hears the turn ended.
+  if (sent.kind !== "ok" && !(sent.kind === "error" && SESSION_GONE_CODES.includes(sent.code))) {
+    const why = sent.kind === "error" ? `${sent.code}: ${sent.message}` : sent.why;
+    sent = await send(replyText({ kind: "failed", why: `its reply was not delivered (${why.slice(0, 200)})` }));
+  }
+  if (sent.kind === "error" && SESSION_GONE_CODES.includes(sent.code)) return `message.send: ${sent.code}`;
+  return null;
 }
 
 main().catch((e: unknown) =>
