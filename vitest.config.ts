@@ -1,11 +1,16 @@
 import { defineConfig } from "vitest/config";
 
+// Every project: a test that runs no assertion fails. A test that returns before its checks, or
+// whose only expect sits in a callback that never runs, is not a pass.
+const expect = { requireAssertions: true };
+
 export default defineConfig({
   test: {
     projects: [
       {
         test: {
           name: "contract",
+          expect,
           include: ["contract/**/*.test.ts"],
           // Worker threads start faster than forks. No contract file keeps state past its own run (none
           // writes process.env or the cwd without restoring it), so one module graph serves every file
@@ -23,6 +28,7 @@ export default defineConfig({
       {
         test: {
           name: "selftest",
+          expect,
           include: ["contract/mutation-runner.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 90_000,
@@ -31,6 +37,7 @@ export default defineConfig({
       {
         test: {
           name: "live",
+          expect,
           include: ["live/**/*.test.ts"],
           // A failed test keeps its file's scratch roots, for CI to upload.
           setupFiles: ["live/support/keep-failed-scratch.ts"],
@@ -43,6 +50,7 @@ export default defineConfig({
       {
         test: {
           name: "matrix",
+          expect,
           // Real containers, one host row after another (npm run test:matrix starts the runtime).
           include: ["matrix/**/*.test.ts"],
           setupFiles: ["live/support/keep-failed-scratch.ts"],

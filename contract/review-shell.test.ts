@@ -64,34 +64,32 @@ function run(dir: string, ...args: string[]): { code: number; out: string; err: 
 }
 
 describe("goldens:review command line", () => {
-  it("reads --base, --markdown, --json, --require-approvals and --approve, and refuses the rest", () => {
-    expect(parseReviewArgs([])).toEqual({ kind: "review", base: undefined, format: "text", requireApprovals: false });
-    expect(parseReviewArgs(["--base", "origin/main", "--markdown", "--require-approvals"])).toEqual({
+  it("reads --base, --head, --markdown, --json and --github, and refuses the rest", () => {
+    expect(parseReviewArgs([])).toEqual({
+      kind: "review",
+      base: undefined,
+      head: undefined,
+      format: "text",
+      github: undefined,
+    });
+    expect(parseReviewArgs(["--base", "origin/main", "--head=abc", "--markdown", "--github", "d"])).toEqual({
       kind: "review",
       base: "origin/main",
+      head: "abc",
       format: "markdown",
-      requireApprovals: true,
+      github: "d",
     });
-    expect(parseReviewArgs(["--base=HEAD~1", "--json"])).toEqual({
-      kind: "review",
-      base: "HEAD~1",
-      format: "json",
-      requireApprovals: false,
-    });
-    expect(parseReviewArgs(["--approve", "goldens/a.txt#env/GH_TOKEN", "--why", "safe", "--by", "r"])).toEqual({
-      kind: "approve",
-      base: undefined,
-      golden: "goldens/a.txt",
-      case: "env/GH_TOKEN",
-      why: "safe",
-      by: "r",
-    });
+    expect(parseReviewArgs(["--base=HEAD~1", "--json"])).toMatchObject({ base: "HEAD~1", format: "json" });
     expect(parseReviewArgs(["--base"])).toMatchObject({ kind: "usage-error" });
     expect(parseReviewArgs(["--base", "--json"])).toMatchObject({ kind: "usage-error" });
+    expect(parseReviewArgs(["--head", "x"]), "a head needs a base").toMatchObject({ kind: "usage-error" });
     expect(parseReviewArgs(["--markdown", "--json"])).toMatchObject({ kind: "usage-error" });
-    expect(parseReviewArgs(["--why", "safe"])).toMatchObject({ kind: "usage-error" });
-    expect(parseReviewArgs(["--approve", "goldens/a.txt", "--why", "safe", "--json"])).toMatchObject({
+    expect(
+      parseReviewArgs(["--approve", "goldens/a.txt", "--why", "w"]),
+      "no approval is written by a flag",
+    ).toMatchObject({
       kind: "usage-error",
+      message: 'unknown argument "--approve"',
     });
     expect(parseReviewArgs(["--frobnicate"])).toMatchObject({
       kind: "usage-error",
@@ -241,70 +239,5 @@ describe("the catalog self-test's verdict on a mutant", () => {
       isFailure(judgeMutant(neutral, strengthening)),
       "a mutant listed as neutral that shows strengthens is a finding",
     ).toBe(true);
-  });
-});
-
-describe("goldens:review approvals", () => {
-  const approve = (dir: string, target: string) =>
-    run(dir, "--approve", target, "--why", "the stand-in change is safe here", "--by", "reviewer");
-  const approvalsOf = (dir: string) =>
-    JSON.parse(readFileSync(join(dir, "golden-approvals.json"), "utf8")) as Array<Record<string, string>>;
-
-  it("an unapproved weakening fails the PR check; each approved, it passes; a change made after its approval is stale and fails", () => {
-    const dir = makeRepo("approvals");
-    const first = run(dir, "--require-approvals");
-    expect(first.code, "nothing approved yet").toBe(1);
-    expect(first.out).toContain("approvals: 0 approved · 4 unapproved · 0 stale");
-    expect(approve(dir, "goldens/session/env-allow.txt").code).toBe(0);
-    expect(approvalsOf(dir)).toEqual([
-      expect.objectContaining({
-        golden: "goldens/session/env-allow.txt",
-        rule: "env-allow-added",
-        verdict: "weakens",
-        approvedBy: "reviewer",
-        why: "the stand-in change is safe here",
-      }),
-    ]);
-    const partly = run(dir, "--require-approvals");
-    expect(partly.code, "three changes are still unapproved").toBe(1);
-    expect(partly.out).toContain("approvals: 1 approved · 3 unapproved · 0 stale");
-    for (const g of ["goldens/sandbox/binds/a.txt", "goldens/session/gone.txt", "goldens/session/new.txt"])
-      expect(approve(dir, g).code, g).toBe(0);
-    const all = run(dir, "--require-approvals");
-    expect(all.out).toContain("approvals: 4 approved · 0 unapproved · 0 stale");
-    expect(all.code, "every weakening and unknown change approved").toBe(0);
-    expect(run(dir).code, "without --require-approvals the review still asks for a reviewer").toBe(1);
-    writeFileSync(join(dir, "goldens/session/env-allow.txt"), `${ENV}GH_TOKEN | convenient, and needed\n`);
-    const stale = run(dir, "--require-approvals");
-    expect(stale.code, "the approved change was changed again").toBe(1);
-    expect(stale.out).toContain("approvals: 3 approved · 0 unapproved · 1 stale");
-    expect(stale.out).toMatch(/stale: approved once, changed since.*\(1\)\n\ngoldens\/session\/env-allow\.txt · /);
-  });
-
-  it("a neutral or strengthening change needs no approval", () => {
-    const dir = join(scratch.root, "approvals-strengthen");
-    mkdirSync(join(dir, "goldens/sandbox/binds"), { recursive: true });
-    git(dir, "init", "-q", "-b", "main");
-    git(dir, "config", "user.email", "review@example.invalid");
-    git(dir, "config", "user.name", "review");
-    writeFileSync(join(dir, "goldens/sandbox/binds/a.txt"), BINDS.replace("<run>/bundle | ro", "<run>/bundle | rw"));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "goldens");
-    writeFileSync(join(dir, "goldens/sandbox/binds/a.txt"), BINDS);
-    const r = run(dir, "--require-approvals", "--json");
-    expect((JSON.parse(r.out) as { counts: Record<string, number> }).counts.strengthens).toBe(1);
-    expect(r.code).toBe(0);
-  });
-
-  it("refuses, exit 2 and naming what is wrong: no --why, a golden with no change to approve, a bad approvals file", () => {
-    const dir = makeRepo("approvals-usage");
-    expect(run(dir, "--approve", "goldens/session/env-allow.txt").err).toContain("--approve needs --why");
-    const nothing = approve(dir, "goldens/session/none.txt");
-    expect(nothing.code).toBe(2);
-    expect(nothing.err).toContain("--approve goldens/session/none.txt: no weakening or unknown change of it");
-    writeFileSync(join(dir, "golden-approvals.json"), '[{"golden":"goldens/x.txt","case":"c"}]\n');
-    const bad = run(dir, "--require-approvals");
-    expect(bad.code).toBe(2);
-    expect(bad.err).toContain("golden-approvals.json: row 1: hash is missing or empty");
   });
 });

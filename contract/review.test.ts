@@ -338,6 +338,34 @@ describe("golden review verdicts", () => {
     expect(new Set(order)).toEqual(new Set(["weakens", "unknown", "strengthens", "neutral"]));
   });
 
+  it("a change no row reads is shown beside a change a rule ranks: two changes to one golden, one neutral, one only its text", () => {
+    const path = "goldens/sandbox/binds/fixture.txt";
+    const before = readFileSync(join(FIXTURES, "bind-why-reworded/before/sandbox/binds/fixture.txt"), "utf8");
+    const reworded = readFileSync(join(FIXTURES, "bind-why-reworded/after/sandbox/binds/fixture.txt"), "utf8");
+    const lines = reworded.split("\n");
+    const row = lines.findIndex((l, i) => i > 1 && l !== "" && before.includes(`${l}\n`));
+    // The forgery: beside the reworded reason, one more row changed only in its text (indented).
+    const forged = lines.map((l, i) => (i === row ? `  ${l}` : l)).join("\n");
+    const control = reviewGoldens([{ path, before, after: reworded }]);
+    expect(control.counts, "the reworded reason alone is neutral").toEqual({
+      weakens: 0,
+      unknown: 0,
+      strengthens: 0,
+      neutral: 1,
+    });
+    expect(exitCodeOf(control)).toBe(0);
+    const r = reviewGoldens([{ path, before, after: forged }]);
+    expect(
+      r.findings.map((f) => `${f.verdict} ${f.rule ?? UNKNOWN} ${f.case}: ${f.before} → ${f.after}`),
+      "the indented row is shown as unknown beside the neutral finding",
+    ).toEqual([
+      `unknown ${UNKNOWN} line ${row + 1}: ${lines[row]} → (none)`,
+      `unknown ${UNKNOWN} line ${row + 1}: (none) → "  ${lines[row]}"`,
+      "neutral why-reworded bind <ws>: why: where the harness works → the harness's working tree",
+    ]);
+    expect(exitCodeOf(r), "a change no rule ranks needs a reader").toBe(1);
+  });
+
   it("exit 0 only when nothing weakens and nothing is unknown", () => {
     expect(exitCodeOf(reviewGoldens(loadPair("bind-rw-to-ro")))).toBe(0);
     expect(exitCodeOf(reviewGoldens(loadPair("bind-ro-to-rw")))).toBe(1);

@@ -3,14 +3,15 @@
 // and shown whole: an unread change is never counted as neutral.
 import { readProvenance } from "../conformance/golden/golden.ts";
 import { findKind } from "./kinds.ts";
-import { VERDICT_ORDER, alignSequences, diffFacts, type Change, type Fact, type Finding } from "./model.ts";
+import { NONE_TEXT, VERDICT_ORDER, alignSequences, diffFacts, type Change, type Fact, type Finding } from "./model.ts";
 import { bodyLines, readHeader } from "./parse-lines.ts";
+import { unexplainedLines } from "./residual-lines.ts";
 import { findRule, type Context, type Rule } from "./rules.ts";
 
 /** One golden at two revisions; null where it does not exist. */
 export type GoldenPair = { path: string; before: string | null; after: string | null };
 
-const NONE = "(none)";
+const NONE = NONE_TEXT;
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 const show = (v: string | undefined) => (v === undefined || v === "" ? NONE : v);
 
@@ -140,7 +141,11 @@ export function reviewGolden(pair: GoldenPair, rules?: readonly Rule[]): Finding
   if (kind === null || kindBefore?.id !== kind.id) found = diffUnparsed(path, before, after);
   else {
     const ctx: Context = { before: kind.parse(before), after: kind.parse(after) };
-    found = diffFacts(ctx.before, ctx.after).map((c) => toFinding(path, c, findRule(c, ctx, rules)));
+    const changes = diffFacts(ctx.before, ctx.after);
+    found = [
+      ...changes.map((c) => toFinding(path, c, findRule(c, ctx, rules))),
+      ...unexplainedLines(path, before, after, kind.parse, changes.length > 0),
+    ];
   }
   // The bytes differ but no row does (blank lines, trailing space): still a change nobody read.
   return found.length > 0

@@ -1,95 +1,141 @@
-// `npm run goldens:review [-- --base REF] [--markdown | --json] [--require-approvals]`: the changed
-// goldens, ranked by what they do to confinement, each change that needs an approval marked with
-// its state in golden-approvals.json. Exit 0 when nothing weakens and nothing is unknown (with
-// --require-approvals: when each such change has a current approval); 1 otherwise; 2 for a bad
-// command line, a bad approvals file or a git that cannot answer. `--approve <golden>[#case] --why
-// "..."` writes the approval rows for the current changes of that golden.
-import { execFileSync } from "node:child_process";
+// `npm run goldens:review [-- --base REF] [--head REV] [--markdown | --json] [--github DIR]`: the
+// changed goldens, ranked by what they do to confinement, and the proof review beside them: the
+// catalog, the safety tags, the equivalence arguments, each tier's tests and the files a verdict
+// rests on. Without --github: exit 0 when nothing weakens and nothing is unknown, 1 otherwise.
+// With --github DIR (the pull request and its reviews as GitHub's REST API gave them): exit 0 only
+// when a code owner other than the author approved each such finding on the current head. Exit 2
+// for a bad command line, a git that cannot answer, or payloads that do not read.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import {
-  addApprovals,
   approvalsExitCode,
   checkApprovals,
-  readApprovals,
-  writeApprovals,
-  APPROVALS_FILE,
+  checkPayloads,
+  type CheckedFinding,
+  type PullPayload,
+  type ReviewPayload,
 } from "./approvals.ts";
 import { exitCodeOf, reviewGoldens } from "./classify.ts";
-import { GitError, findRepoRoot, readChangedGoldens, resolveBase } from "./git-goldens.ts";
-import { renderApprovals, renderJson, renderMarkdown, renderText } from "./render.ts";
+import { parseCodeowners } from "./codeowners.ts";
+import {
+  GitError,
+  findRepoRoot,
+  readAt,
+  readChangedFiles,
+  requireCommit,
+  resolveBase,
+  resolveHead,
+} from "./git-goldens.ts";
+import { readsForProof, reviewProof } from "./proof.ts";
+import {
+  renderApprovals,
+  renderJson,
+  renderMarkdown,
+  renderProofMarkdown,
+  renderProofText,
+  renderText,
+} from "./render.ts";
 
-export const USAGE = `usage: npm run goldens:review -- [--base REF] [--markdown | --json] [--require-approvals]
-       npm run goldens:review -- [--base REF] --approve GOLDEN[#CASE] --why "one sentence" [--by NAME]
+export const USAGE = `usage: npm run goldens:review -- [--base REF] [--head REV] [--markdown | --json] [--github DIR]
 
-  --base REF            compare the work tree with the merge base of REF and HEAD
-                        (default: the merge base with main, or HEAD on main)
-  --markdown            the report as Markdown, for a CI job summary or a pull-request comment
-  --json                the report as JSON, for scripts
-  --require-approvals   exit 1 only for a change that weakens or is unknown with no current
-                        approval in ${APPROVALS_FILE}, or with a stale one
-  --approve GOLDEN      write approvals for the changes of GOLDEN (a path under goldens/; #CASE
-                        narrows it to one case) that weaken or are unknown; --why says why, --by
-                        who (default: git's user.name)
+  --base REF     compare with the merge base of REF and the head
+                 (default: the merge base with main, or HEAD on main)
+  --head REV     the commit reviewed (default: the work tree); needs --base
+  --markdown     the report as Markdown, for a CI job summary or a pull-request comment
+  --json         the report as JSON, for scripts
+  --github DIR   DIR/pull.json and DIR/reviews.json, GitHub's REST payloads of the pull request
+                 and its reviews: each finding that weakens or is unknown needs a code owner's
+                 approval (CODEOWNERS at the pull request's base), not the author's, of the head,
+                 naming it: a line "approve <id>: <why>" in the review's body
 
-exit codes: 0 nothing weakens and nothing is unknown (or each is approved); 1 otherwise; 2 bad usage`;
+exit codes: 0 nothing weakens and nothing is unknown (with --github: each is approved); 1 otherwise;
+            2 bad usage, a revision git cannot find, payloads that do not read`;
 
 export type ReviewArgs =
-  | { kind: "review"; base: string | undefined; format: "text" | "markdown" | "json"; requireApprovals: boolean }
-  | { kind: "approve"; base: string | undefined; golden: string; case?: string; why: string; by?: string }
+  | {
+      kind: "review";
+      base: string | undefined;
+      head: string | undefined;
+      format: "text" | "markdown" | "json";
+      github: string | undefined;
+    }
   | { kind: "help" }
   | { kind: "usage-error"; message: string };
 
+const VALUED = ["--base", "--head", "--github"] as const;
+
 export function parseReviewArgs(argv: readonly string[]): ReviewArgs {
-  let base: string | undefined;
   const formats: ("markdown" | "json")[] = [];
-  let requireApprovals = false;
   const values = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "--help" || a === "-h") return { kind: "help" };
     if (a === "--markdown") formats.push("markdown");
     else if (a === "--json") formats.push("json");
-    else if (a === "--require-approvals") requireApprovals = true;
-    else if (a === "--approve" || a === "--why" || a === "--by") {
-      const v = argv[++i];
-      if (v === undefined || v.startsWith("--")) return { kind: "usage-error", message: `${a} needs a value` };
-      values.set(a, v);
-    } else if (a === "--base" || a.startsWith("--base=")) {
-      const v = a === "--base" ? argv[++i] : a.slice(7);
+    else if (VALUED.some((v) => a === v || a.startsWith(`${v}=`))) {
+      const name = a.split("=")[0]!;
+      const v = a.includes("=") ? a.slice(name.length + 1) : argv[++i];
       if (v === undefined || v === "" || v.startsWith("-"))
-        return { kind: "usage-error", message: "--base needs a revision" };
-      if (base !== undefined) return { kind: "usage-error", message: "--base given twice" };
-      base = v;
+        return { kind: "usage-error", message: `${name} needs a value` };
+      if (values.has(name)) return { kind: "usage-error", message: `${name} given twice` };
+      values.set(name, v);
     } else return { kind: "usage-error", message: `unknown argument ${JSON.stringify(a)}` };
   }
   if (formats.length > 1) return { kind: "usage-error", message: "--markdown and --json: choose one" };
-  const approve = values.get("--approve");
-  if (approve === undefined) {
-    if (values.size > 0) return { kind: "usage-error", message: "--why and --by go with --approve" };
-    return { kind: "review", base, format: formats[0] ?? "text", requireApprovals };
-  }
-  if (formats.length > 0 || requireApprovals)
-    return { kind: "usage-error", message: "--approve writes approvals; it takes no report format" };
-  const why = values.get("--why");
-  if (why === undefined)
-    return { kind: "usage-error", message: "--approve needs --why: one sentence on why it is safe" };
-  const hash = approve.indexOf("#");
-  const by = values.get("--by");
+  if (values.has("--head") && !values.has("--base"))
+    return { kind: "usage-error", message: "--head needs --base: the revision it is compared with" };
   return {
-    kind: "approve",
-    base,
-    golden: hash === -1 ? approve : approve.slice(0, hash),
-    ...(hash === -1 ? {} : { case: approve.slice(hash + 1) }),
-    why,
-    ...(by === undefined ? {} : { by }),
+    kind: "review",
+    base: values.get("--base"),
+    head: values.get("--head"),
+    format: formats[0] ?? "text",
+    github: values.get("--github"),
   };
 }
 
-function gitUserName(root: string): string {
-  try {
-    return execFileSync("git", ["-C", root, "config", "user.name"], { encoding: "utf8" }).trim();
-  } catch {
-    return "";
+export class PayloadError extends Error {}
+
+/** The recorded pull request and reviews under dir, checked against the commit reviewed. */
+function readGithub(dir: string, head: string | null): { pull: PullPayload; reviews: ReviewPayload[] } {
+  const read = (name: string): unknown => {
+    const p = join(dir, name);
+    if (!existsSync(p)) throw new PayloadError(`${p}: missing`);
+    try {
+      return JSON.parse(readFileSync(p, "utf8"));
+    } catch (e) {
+      throw new PayloadError(`${p}: not JSON: ${(e as Error).message}`);
+    }
+  };
+  const pull = read("pull.json");
+  const reviews = read("reviews.json");
+  const problems = checkPayloads(pull, reviews, head);
+  if (problems.length > 0) throw new PayloadError(problems.join("; "));
+  return { pull: pull as PullPayload, reviews: reviews as ReviewPayload[] };
+}
+
+function review(args: Extract<ReviewArgs, { kind: "review" }>, cwd: string, out: (s: string) => void): number {
+  const root = findRepoRoot(cwd);
+  const head = resolveHead(root, args.head);
+  const base = resolveBase(root, args.base, head);
+  const changed = readChangedFiles(root, base, head, (p) => p.startsWith("goldens/") || readsForProof(p));
+  const report = reviewGoldens(changed.filter((p) => p.path.startsWith("goldens/")));
+  const proof = reviewProof(changed.filter((p) => !p.path.startsWith("goldens/")));
+  const all = [...report.findings, ...proof.findings];
+  let checked: CheckedFinding[] | null = null;
+  if (args.github !== undefined) {
+    const { pull, reviews } = readGithub(args.github, head);
+    // GitHub reads CODEOWNERS from the branch the pull request goes into, never from its own tree.
+    const at = requireCommit(root, pull.base.sha, "pull.json base.sha");
+    const owners = parseCodeowners(readAt(root, at, ".github/CODEOWNERS") ?? ""); // safety: codeowners-from-base
+    checked = checkApprovals(all, pull, reviews, owners);
   }
+  const label = head === null ? base.label : `${base.label}; head ${head.slice(0, 12)}`;
+  if (args.format === "json") out(renderJson(report, label, proof, checked));
+  else if (args.format === "markdown")
+    out(renderMarkdown(report, label) + renderProofMarkdown(proof) + renderApprovals(all, checked, "markdown"));
+  else out(renderText(report, label) + renderProofText(proof) + renderApprovals(all, checked, "text"));
+  if (checked !== null) return approvalsExitCode(checked);
+  return Math.max(exitCodeOf(report), proof.counts.weakens + proof.counts.unknown > 0 ? 1 : 0); // safety: proof-exit-code
 }
 
 export function main(argv: readonly string[], cwd: string, out: (s: string) => void, err: (s: string) => void): number {
@@ -103,32 +149,9 @@ export function main(argv: readonly string[], cwd: string, out: (s: string) => v
     return 2;
   }
   try {
-    const root = findRepoRoot(cwd);
-    const base = resolveBase(root, args.base);
-    const report = reviewGoldens(readChangedGoldens(root, base));
-    const approvals = readApprovals(root);
-    if (args.kind === "approve") {
-      const r = addApprovals(approvals, report.findings, args, args.by ?? gitUserName(root), args.why);
-      if ("error" in r) {
-        err(`goldens:review: ${r.error}\n`);
-        return 2;
-      }
-      writeApprovals(root, r.approvals);
-      for (const a of r.added)
-        out(`approved in ${APPROVALS_FILE}: ${a.golden} · ${a.case} · ${a.rule ?? "(no rule)"} · ${a.hash}\n`);
-      return 0;
-    }
-    const checked = checkApprovals(report.findings, approvals);
-    const render = args.format === "markdown" ? renderMarkdown : args.format === "json" ? renderJson : renderText;
-    out(render(report, base.label, checked));
-    if (args.format !== "json") out(renderApprovals(checked, args.format));
-    return args.requireApprovals ? approvalsExitCode(checked) : exitCodeOf(report);
+    return review(args, cwd, out);
   } catch (e) {
-    if (e instanceof GitError) {
-      err(`goldens:review: ${e.message}\n`);
-      return 2;
-    }
-    if (e instanceof Error && e.message.startsWith(APPROVALS_FILE)) {
+    if (e instanceof GitError || e instanceof PayloadError) {
       err(`goldens:review: ${e.message}\n`);
       return 2;
     }

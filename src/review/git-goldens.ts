@@ -41,34 +41,50 @@ export function findRepoRoot(cwd: string): string {
 /** The commit the work tree is compared with, and how it was chosen. */
 export type Base = { commit: string; label: string };
 
+/** The commit a revision names; a GitError naming `what` when there is none. */
+export function requireCommit(root: string, rev: string, what: string): string {
+  const commit = tryGit(root, ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`]);
+  if (!commit) throw new GitError(`${what} ${rev}: not a commit in this repository`);
+  return commit;
+}
+
+/** `--head REV`: the commit compared, or null for the work tree. */
+export function resolveHead(root: string, rev: string | undefined): string | null {
+  return rev === undefined ? null : requireCommit(root, rev, "--head");
+}
+
 /**
- * `--base REF`: the merge base of REF and HEAD, or REF itself when history is too shallow to find
- * one. No REF: the merge base with main (origin/main when there is no local main), else HEAD.
+ * `--base REF`: the merge base of REF and the head (HEAD for the work tree), or REF itself when
+ * history is too shallow to find one. No REF: the merge base with main (origin/main when there is
+ * no local main), else HEAD.
  */
-export function resolveBase(root: string, ref: string | undefined): Base {
+export function resolveBase(root: string, ref: string | undefined, head: string | null = null): Base {
   const short = (c: string) => c.slice(0, 12);
+  const against = head ?? "HEAD";
+  const name = head === null ? "HEAD" : short(head);
   if (ref !== undefined) {
     const commit = tryGit(root, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
     if (!commit) throw new GitError(`--base ${ref}: not a commit in this repository`);
-    const mb = tryGit(root, ["merge-base", commit, "HEAD"]);
-    if (!mb) return { commit, label: `${ref} (${short(commit)}; no merge base with HEAD in this history)` };
+    const mb = tryGit(root, ["merge-base", commit, against]);
+    if (!mb) return { commit, label: `${ref} (${short(commit)}; no merge base with ${name} in this history)` };
     return {
       commit: mb,
-      label: mb === commit ? `${ref} (${short(mb)})` : `${short(mb)}, the merge base of ${ref} and HEAD`,
+      label: mb === commit ? `${ref} (${short(mb)})` : `${short(mb)}, the merge base of ${ref} and ${name}`,
     };
   }
-  const head = tryGit(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
-  if (!head) throw new GitError("HEAD is not a commit: nothing to compare the work tree with");
+  if (head !== null) throw new GitError("--head needs --base: the revision it is compared with");
+  const tip = tryGit(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
+  if (!tip) throw new GitError("HEAD is not a commit: nothing to compare the work tree with");
   for (const main of ["main", "origin/main"]) {
     if (!tryGit(root, ["rev-parse", "--verify", "--quiet", `${main}^{commit}`])) continue;
     const mb = tryGit(root, ["merge-base", main, "HEAD"]);
     if (mb)
       return {
         commit: mb,
-        label: mb === head ? `HEAD (${short(head)})` : `${short(mb)}, the merge base of ${main} and HEAD`,
+        label: mb === tip ? `HEAD (${short(tip)})` : `${short(mb)}, the merge base of ${main} and HEAD`,
       };
   }
-  return { commit: head, label: `HEAD (${short(head)})` };
+  return { commit: tip, label: `HEAD (${short(tip)})` };
 }
 
 /** Texts of many `<commit>:<path>` objects from one `git cat-file --batch`. */
@@ -89,19 +105,49 @@ function readBlobs(root: string, commit: string, paths: readonly string[]): Map<
   return out;
 }
 
-/** Every golden that differs between the base and the work tree (tracked or not), with both texts. */
-export function readChangedGoldens(root: string, base: Base, dir = "goldens"): GoldenPair[] {
+/**
+ * Every file under `dir` (the whole tree when "") that differs between the base and the head, with
+ * both texts: the head is a commit, or the work tree (tracked or not) when null. `keep` picks the
+ * paths whose texts are read.
+ */
+export function readChangedFiles(
+  root: string,
+  base: Base,
+  head: string | null,
+  keep: (path: string) => boolean = () => true,
+  dir = "",
+): GoldenPair[] {
   const z = (b: Buffer) => b.toString("utf8").split("\0").filter(Boolean);
-  const status = z(git(root, ["diff", "--name-status", "--no-renames", "-z", base.commit, "--", dir]));
+  const range = head === null ? [base.commit] : [base.commit, head];
+  const spec = dir === "" ? ["."] : [dir];
+  const status = z(git(root, ["diff", "--name-status", "--no-renames", "-z", ...range, "--", ...spec]));
   const paths = new Set<string>();
   for (let i = 0; i + 1 < status.length; i += 2) paths.add(status[i + 1]!);
-  for (const p of z(git(root, ["ls-files", "-z", "--others", "--exclude-standard", "--", dir]))) paths.add(p);
-  const sorted = [...paths].sort();
+  if (head === null)
+    for (const p of z(git(root, ["ls-files", "-z", "--others", "--exclude-standard", "--", ...spec]))) paths.add(p);
+  const sorted = [...paths].filter(keep).sort();
   const before = readBlobs(root, base.commit, sorted);
+  const after = head === null ? null : readBlobs(root, head, sorted);
   return sorted.map((path) => {
     const file = join(root, path);
-    return { path, before: before.get(path) ?? null, after: existsSync(file) ? readFileSync(file, "utf8") : null };
+    const now = after ? (after.get(path) ?? null) : existsSync(file) ? readFileSync(file, "utf8") : null;
+    return { path, before: before.get(path) ?? null, after: now };
   });
+}
+
+/** Every golden that differs between the base and the work tree (tracked or not), with both texts. */
+export function readChangedGoldens(
+  root: string,
+  base: Base,
+  dir = "goldens",
+  head: string | null = null,
+): GoldenPair[] {
+  return readChangedFiles(root, base, head, () => true, dir);
+}
+
+/** A file's text at a commit, or null where it has none. */
+export function readAt(root: string, commit: string, path: string): string | null {
+  return readBlobs(root, commit, [path]).get(path) ?? null;
 }
 
 /** Files under dir (goldens/ by default), from root, sorted. */

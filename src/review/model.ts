@@ -47,6 +47,9 @@ export type Finding = {
   why: string;
 };
 
+/** How a report shows a side that has nothing: a row added, a golden new. */
+export const NONE_TEXT = "(none)";
+
 /** The fact a change is about (the after side when there is one). */
 export function factOf(c: Change): Fact {
   return c.op === "removed" ? c.before : c.after;

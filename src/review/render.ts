@@ -2,7 +2,8 @@
 // comment, JSON for scripts. Weakens first, then unknown, strengthens, neutral.
 import { VERDICT_ORDER, type Finding, type ReviewVerdict } from "./model.ts";
 import type { Report } from "./classify.ts";
-import type { CheckedFinding } from "./approvals.ts";
+import { hashFinding, needsApproval, type CheckedFinding } from "./approvals.ts";
+import type { ProofReport } from "./proof.ts";
 
 /** Marks the pull-request comment the workflow updates in place. */
 export const COMMENT_MARKER = "<!-- mosaic-harness golden review -->";
@@ -109,8 +110,73 @@ export function renderMarkdown(r: Report, base?: string): string {
   return out.join("\n") + "\n";
 }
 
-export function renderJson(r: Report, base?: string, checked: readonly CheckedFinding[] = []): string {
-  const approvals = checked.map((c) => ({ file: c.finding.file, case: c.finding.case, state: c.state }));
+/** The proof review's counts, as one line. */
+export function summariseProof(p: ProofReport): string {
+  const c = p.counts;
+  const n = p.files.length;
+  return `proof review: ${c.weakens} weakens · ${c.unknown} unknown · ${c.strengthens} strengthens · ${c.neutral} neutral · ${n} file${n === 1 ? "" : "s"} read`;
+}
+
+const byVerdict = (fs: readonly Finding[]) =>
+  VERDICT_ORDER.map((v) => [v, fs.filter((f) => f.verdict === v)] as [ReviewVerdict, Finding[]]).filter(
+    ([, x]) => x.length > 0,
+  );
+
+/** The proof review: catalog, tags, equivalence arguments, tests and verdict inputs that changed. */
+export function renderProofText(p: ProofReport): string {
+  const out = ["", summariseProof(p)];
+  for (const [v, fs] of byVerdict(p.findings)) {
+    out.push("", `## proof: ${v}`);
+    for (const f of fs) out.push(...renderFindingLine(f));
+  }
+  return out.join("\n") + "\n";
+}
+
+export function renderProofMarkdown(p: ProofReport): string {
+  const out = ["", `### ${summariseProof(p)}`];
+  if (p.findings.length === 0)
+    out.push("", "Nothing in the catalog, the tags, the arguments, the tests or the verdict inputs changed.");
+  for (const [v, fs] of byVerdict(p.findings)) {
+    const table = [
+      "| file | case | before | after | rule | why |",
+      "|---|---|---|---|---|---|",
+      ...fs.map(
+        (f) =>
+          `| ${code(f.file)} | ${code(f.case)} | ${code(f.before)} | ${code(f.after)} | ${code(ruleOf(f))} | ${f.why.replace(/\|/g, "\\|")} |`,
+      ),
+    ];
+    const heading = `#### proof: ${VERDICT_HEADINGS[v]} (${fs.length})`;
+    if (v === "neutral" || v === "strengthens")
+      out.push("", `<details><summary>${heading.slice(5)}</summary>`, "", ...table, "", "</details>");
+    else out.push("", heading, "", ...table);
+  }
+  return out.join("\n") + "\n";
+}
+
+const NO_PROOF: ProofReport = {
+  findings: [],
+  files: [],
+  counts: { weakens: 0, unknown: 0, strengthens: 0, neutral: 0 },
+};
+
+export function renderJson(
+  r: Report,
+  base?: string,
+  proof: ProofReport = NO_PROOF,
+  checked: readonly CheckedFinding[] | null = null,
+): string {
+  const approvals = (checked ?? []).map((c) => ({
+    id: c.id,
+    file: c.finding.file,
+    case: c.finding.case,
+    state: c.state,
+    owners: c.owners,
+    approvals: c.approvals,
+    refused: c.refused,
+  }));
+  const ids = [...r.findings, ...proof.findings]
+    .filter(needsApproval)
+    .map((f) => ({ id: hashFinding(f), file: f.file, case: f.case }));
   return (
     JSON.stringify(
       {
@@ -119,7 +185,9 @@ export function renderJson(r: Report, base?: string, checked: readonly CheckedFi
         counts: r.counts,
         writtenBy: r.writtenBy,
         findings: r.findings,
-        approvals,
+        proof,
+        needsApproval: ids,
+        approvals: checked === null ? null : approvals,
       },
       null,
       2,
@@ -127,26 +195,43 @@ export function renderJson(r: Report, base?: string, checked: readonly CheckedFi
   );
 }
 
-const APPROVAL_HEADINGS = {
-  unapproved: "unapproved: approve each with npm run goldens:review -- --approve <golden>#<case> --why ...",
-  stale: "stale: approved once, changed since; approve the change as it is now",
-  approved: "approved",
-} as const;
+const HOW_TO_APPROVE =
+  "a code owner of the file, not the author, approves the pull request's head with one line per finding in the review's body: approve <id>: <why>";
 
-/** The changes that need an approval, apart by state: unapproved and stale first. */
-export function renderApprovals(checked: readonly CheckedFinding[], format: "text" | "markdown"): string {
-  if (checked.length === 0) return "";
+const approvalLine = (c: CheckedFinding, md: boolean): string => {
+  const at = `${c.finding.file} · ${c.finding.case} · ${ruleOf(c.finding)}`;
+  const id = md ? `\`${c.id}\`` : c.id;
+  const who =
+    c.state === "approved"
+      ? c.approvals.map((a) => `@${a.login}: ${JSON.stringify(a.why)}`).join("; ")
+      : `owners ${c.owners.join(" ") || "(none: CODEOWNERS names no owner for it)"}${c.refused.length > 0 ? `; not counted: ${c.refused.join("; ")}` : ""}`;
+  return `${md ? "- " : ""}${id} · ${md ? at.replace(/([|*_\`<>])/g, "\\$1") : at} · ${who}`;
+};
+
+/**
+ * The findings that need an approval, each with its id: with recorded reviews, apart by state,
+ * each approved one with who approved it and why; without, the ids to approve.
+ */
+export function renderApprovals(
+  findings: readonly Finding[],
+  checked: readonly CheckedFinding[] | null,
+  format: "text" | "markdown",
+): string {
+  const md = format === "markdown";
+  const h = (level: number, t: string) => (md ? `${"#".repeat(level)} ${t}` : level === 3 ? t : `## ${t}`);
+  const need = findings.filter(needsApproval);
+  if (need.length === 0) return "";
+  if (checked === null) {
+    const lines = need.map(
+      (f) => `${md ? "- `" : ""}${hashFinding(f)}${md ? "`" : ""} · ${f.file} · ${f.case} · ${ruleOf(f)}`,
+    );
+    return ["", h(3, `approvals: ${need.length} needed; ${HOW_TO_APPROVE}`), "", ...lines].join("\n") + "\n";
+  }
   const n = (s: CheckedFinding["state"]) => checked.filter((c) => c.state === s).length;
-  const out = [
-    "",
-    `${format === "markdown" ? "### " : ""}approvals: ${n("approved")} approved · ${n("unapproved")} unapproved · ${n("stale")} stale`,
-  ];
-  for (const state of ["unapproved", "stale", "approved"] as const) {
-    const fs = checked.filter((c) => c.state === state);
-    if (fs.length === 0) continue;
-    out.push("", `${format === "markdown" ? "#### " : "## "}${APPROVAL_HEADINGS[state]} (${fs.length})`, "");
-    for (const c of fs)
-      out.push(`${format === "markdown" ? "- " : ""}${c.finding.file} · ${c.finding.case} · ${ruleOf(c.finding)}`);
+  const out = ["", h(3, `approvals: ${n("approved")} approved · ${n("unapproved")} unapproved; ${HOW_TO_APPROVE}`)];
+  for (const state of ["unapproved", "approved"] as const) {
+    const cs = checked.filter((c) => c.state === state);
+    if (cs.length > 0) out.push("", h(4, `${state} (${cs.length})`), "", ...cs.map((c) => approvalLine(c, md)));
   }
   return out.join("\n") + "\n";
 }
