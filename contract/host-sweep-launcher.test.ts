@@ -368,8 +368,8 @@ describe("start() without bwrap", () => {
     expect(new LaunchRegistry(join(req.stateDir, "launches")).get(req.instance.run)).toBe(null);
   });
 
-  it("a launch that fails after its run directory is made removes it and records nothing", async () => {
-    const { p, req } = prepared("lsw-e");
+  it("a launch whose proxy cannot listen ends the sandbox it started beside it, removes its run directory and ends its record launch-failed", async () => {
+    const { p, req, bus } = prepared("lsw-e");
     const bad = {
       ...p,
       session: {
@@ -377,11 +377,16 @@ describe("start() without bwrap", () => {
         modelProxy: { ...p.session.modelProxy!, socket: join(w.root, "no-such-dir", "model.sock") },
       },
     };
-    await expect(start(withCommand(bad, "exit 0")), "the proxy cannot listen there").rejects.toMatchObject({
+    await expect(
+      start(withCommand(bad, "cat > /dev/null; sleep 5")),
+      "the proxy cannot listen there",
+    ).rejects.toMatchObject({
       syscall: "listen",
     });
     expect(existsSync(req.runDir), "the run directory is gone").toBe(false);
-    expect(new LaunchRegistry(join(req.stateDir, "launches")).get(req.instance.run)).toBe(null);
+    expect(bus.ended, "the run's capabilities are voided").toEqual([req.instance.run]);
+    expect(bus.issued, "no capability was ever written").toEqual([]);
+    expect(new LaunchRegistry(join(req.stateDir, "launches")).get(req.instance.run)?.end?.reason).toBe("launch-failed");
   });
 
   it("a launch that fails before its model proxy starts removes its run directory and throws the failure itself", async () => {

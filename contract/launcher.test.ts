@@ -108,9 +108,8 @@ const STEPS: Step[] = [
         modelProxy: { ...p.session.modelProxy!, socket: join(fileAt("mp-file"), "model.sock") },
       },
     }),
-    error: { syscall: "listen" },
-    // The proxy's process and the sandbox start side by side: its failure ends the sandbox too.
-    spawned: true,
+    error: { code: "ENOTDIR" },
+    spawned: false,
   },
   {
     step: "tool socket",

@@ -125,7 +125,7 @@ describe("turns/ keeps the newest records (session.json bounds.turn.stderrFiles)
     if (p.kind !== "ready") throw new Error(`refused: ${p.code}: ${p.message}`);
     const sf = p.prepared.session.sessionFile;
     const bounds = { ...sf.bounds, turn: { ...sf.bounds.turn, stderrFiles: keep ?? sf.bounds.turn.stderrFiles } };
-    const s = start({ ...p.prepared, session: { ...p.prepared.session, sessionFile: { ...sf, bounds } } });
+    const s = await start({ ...p.prepared, session: { ...p.prepared.session, sessionFile: { ...sf, bounds } } });
     try {
       await waitClaimed(w, s, name);
       for (const n of [1, 2, 3, 4, 5])

@@ -123,7 +123,7 @@ export async function plantCase(
     const turnEnd = { kind: "marker" as const, file: `${run}/turn.done`, writtenAt: "agent_end", why: "a stand-in" };
     sessionFile = { ...sessionFile, turnEnd, bounds: planRunnerBounds(turnEnd) };
   }
-  const s = start({ ...p.prepared, session: { ...p.prepared.session, sessionFile } });
+  const s = await start({ ...p.prepared, session: { ...p.prepared.session, sessionFile } });
   const replies: string[] = [];
   let stopped: { ms: number | null; end: LaunchEnd };
   try {

@@ -195,8 +195,11 @@ export async function start(prepared: PreparedLaunch): Promise<Session> {
     const sandbox = spawnSession(res, prepared);
     const s = sessionOf(res, prepared, sandbox, end);
     // The proxy's process and the sandbox start side by side; the runner claims only once it has
-    // its capability, and it gets that only from a launch whose proxy listens.
-    await proxy;
+    // its capability, and it gets that only from a launch whose proxy listens. A session that has
+    // ended already ended its proxy with it: its end has released everything.
+    await proxy.catch((e: unknown) => {
+      if (sandbox.child.exitCode === null && sandbox.child.signalCode === null) throw e;
+    });
     // The capability goes on the runner's stdin, never to disk, argv or the environment.
     const cap = prepared.req.bus.issueCapability({ run: plan.sessionFile.run, instance: plan.sessionFile.instance });
     sandbox.child.stdin!.end(JSON.stringify({ cap }) + "\n"); // safety: cap-on-disk

@@ -99,8 +99,11 @@ export function removeSessionCgroup(dir: string): boolean {
   }
 }
 
-/** Removes every directory, waiting up to a second for the kernel to let go of a dead session's tasks. */
+/**
+ * Removes every directory, waiting up to five seconds for the kernel to let go of a dead session's
+ * tasks: on a loaded host a killed task can take more than a second to leave its cgroup.
+ */
 export async function removeSessionCgroups(dirs: readonly string[]): Promise<void> {
   for (const d of dirs)
-    for (let i = 0; i < 50 && !removeSessionCgroup(d); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250 && !removeSessionCgroup(d); i++) await new Promise((r) => setTimeout(r, 20));
 }

@@ -5,7 +5,7 @@
 // runner's knobs edit a plan, and start() then carries out the edited plan like any other.
 import type { LaunchPlan } from "../../core/launch/decide-launch.ts";
 import type { CgroupController } from "../../core/sandbox/cgroups.ts";
-import { dropToSession, planIdentityFiles } from "../../core/sandbox/identity.ts";
+import { planIdentity, planIdentityFiles } from "../../core/sandbox/identity.ts";
 import { binds } from "../../core/sandbox/binds.ts";
 import { bwrapArgv } from "../../core/sandbox/bwrap-argv.ts";
 import type { SeccompRules } from "../../core/sandbox/seccomp.ts";
@@ -97,7 +97,7 @@ export const launchWithoutDrop = (p: PreparedLaunch): PreparedLaunch =>
 export const launchAsUid = (p: PreparedLaunch, runAs: { uid: number; gid: number }): PreparedLaunch =>
   launchWithSession(p, (s) => ({
     ...s,
-    identity: { ...s.identity, runAs, drop: dropToSession({ uid: s.identity.caller, session: runAs }) },
+    identity: { ...s.identity, runAs, drop: planIdentity({ uid: s.identity.caller, session: runAs }, s.spec).drop },
     toolSocket: { ...s.toolSocket, owner: s.toolSocket.owner === null ? null : runAs },
     uidLock: null,
     identityFiles: { ...s.identityFiles, ...planIdentityFiles(runAs, `${s.sessionFile.runDir}/home`) },
