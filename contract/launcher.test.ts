@@ -51,10 +51,14 @@ const STEPS: Step[] = [
       ...p,
       session: {
         ...p.session,
-        runnerNode: { ...p.session.runnerNode, path: join(lw.w.root, "rn/node"), copyOf: "/nonexistent/node" },
+        runnerNode: {
+          ...p.session.runnerNode,
+          path: join(lw.w.root, "rn/node"),
+          copyOf: join(fileAt("rn-file"), "node"),
+        },
       },
     }),
-    error: { code: "ENOENT" },
+    error: { code: "ENOTDIR" },
     spawned: false,
   },
   {

