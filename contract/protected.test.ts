@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { PROTECTED_PATHS, STAND_INS, protectedBinds } from "../src/core/sandbox/protected.ts";
+import {
+  PROTECTED_FAMILIES,
+  PROTECTED_PATHS,
+  STAND_INS,
+  familyNames,
+  protectedBinds,
+} from "../src/core/sandbox/protected.ts";
 import { memoryView, type Tree } from "../src/conformance/worlds/tree.ts";
 
 // The protected-path table and its stand-ins for missing paths. Each stand-in kind was chosen by
@@ -71,6 +77,68 @@ describe("the protected-path table", () => {
       ".github",
     ];
     for (const p of [...anchors, ...reviewer]) expect(paths, `${p} is protected`).toContain(p);
+  });
+});
+
+describe("the protected families: every name a tool reads, not one name at a time", () => {
+  const rows = new Map(PROTECTED_PATHS.map((r) => [r.path, r]));
+
+  it("every name of every family is a read-only row of its kind, each with its family's why", () => {
+    for (const f of Object.values(PROTECTED_FAMILIES)) {
+      for (const [names, kind] of [
+        [f.files, "file"],
+        [f.dirs, "dir"],
+      ] as const)
+        for (const n of names)
+          expect(rows.get(n), `${n} is protected`).toEqual({ path: n, kind, writable: false, why: f.why });
+    }
+  });
+
+  it("lefthook's family is every name lefthook documents: a main config and a -local one, five formats, with and without a dot; its scripts' directories", () => {
+    const documented = familyNames(
+      ["", "."],
+      ["lefthook", "lefthook-local"],
+      [".yml", ".yaml", ".toml", ".json", ".jsonc"],
+    );
+    expect(documented).toHaveLength(20);
+    for (const n of [...documented, ".lefthook", ".lefthook-local"])
+      expect(rows.has(n), `${n} is protected`).toBe(true);
+    expect(rows.get("lefthook-local.yml")?.writable).toBe(false);
+  });
+
+  it("the local variants and other forges' pipelines the review named are in it", () => {
+    for (const n of [
+      "lefthook-local.yml",
+      "mise.local.toml",
+      ".mise.local.toml",
+      ".gitea",
+      ".forgejo",
+      ".gitlab-ci.yml",
+      ".circleci",
+      ".devcontainer.json",
+      ".config",
+    ])
+      expect(rows.get(n)?.writable, `${n} is read-only`).toBe(false);
+  });
+
+  it("an absent family name gets an empty read-only directory (and its mount point); a present one is bound read-only over itself", () => {
+    const { binds, mountStubs } = plan({ "/.git/HEAD": "file", "/lefthook-local.yml": "file", "/.gitlab": "dir" });
+    expect(binds.find((b) => b.inside === at("lefthook-local.yml"))).toMatchObject({
+      source: at("lefthook-local.yml"),
+      mode: "ro",
+    });
+    expect(binds.find((b) => b.inside === at(".gitlab"))).toMatchObject({ source: at(".gitlab"), mode: "ro" });
+    for (const p of [
+      ".lefthook-local.toml",
+      "mise.local.toml",
+      ".config",
+      ".devcontainer.json",
+      "Jenkinsfile",
+      ".forgejo",
+    ]) {
+      expect(binds.find((b) => b.inside === at(p))?.mode, `${p}: an empty read-only directory`).toBe("ro-empty");
+      expect(mountStubs, `${p}: its mount point`).toContainEqual({ path: at(p), kind: "dir" });
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import type { Finding } from "../src/core/workspace/findings.ts";
 import { inspectWorkspace, looksLikeHead } from "../src/core/workspace/inspect.ts";
 import type { TreeView } from "../src/core/workspace/tree-view.ts";
 import { type WorkspaceTree, treeView } from "../src/conformance/worlds/tree.ts";
+import { withHolds } from "./support/workspace-tree.ts";
 
 const WS = "/srv/ws";
 const SHA = "3f786850e387550fdab836ed7e6dc881de23001b";
@@ -14,7 +15,7 @@ const REPO: WorkspaceTree = {
   "/.git/objects/info": "dir",
   "/.git/refs/heads": "dir",
 };
-const inspect = (tree: WorkspaceTree) => inspectWorkspace(WS, treeView(tree, WS));
+const inspect = (tree: WorkspaceTree) => inspectWorkspace(WS, withHolds(treeView(tree, WS)));
 const at = (rel: string) => `${WS}/${rel}`;
 
 describe("what git accepts as a HEAD", () => {
@@ -39,8 +40,8 @@ describe("a workspace that cannot be inspected as a tree", () => {
       },
       head: () => null,
     });
-    expect(inspectWorkspace(WS, view(null))).toEqual([]);
-    expect(inspectWorkspace(WS, view("file"))).toEqual([]);
+    expect(inspectWorkspace(WS, withHolds(view(null)))).toEqual([]);
+    expect(inspectWorkspace(WS, withHolds(view("file")))).toEqual([]);
     expect(listed).toEqual([]);
   });
 
@@ -51,7 +52,7 @@ describe("a workspace that cannot be inspected as a tree", () => {
       readdir: (p) => (p === at("a") ? null : base.readdir(p)),
       lstat: (p) => (p === at("c") ? { kind: "unreadable", mode: 0 } : p === at("gone") ? null : base.lstat(p)),
     };
-    expect(inspectWorkspace(WS, view)).toEqual([
+    expect(inspectWorkspace(WS, withHolds(view))).toEqual([
       { kind: "unreadable", path: at("a"), detail: "cannot be listed" },
       { kind: "unreadable", path: at("c"), detail: "cannot be examined" },
     ]);
@@ -65,7 +66,7 @@ describe("kinds and bits", () => {
       ...base,
       lstat: (p) => (p === at("shared") ? { kind: "dir", mode: 0o2775 } : base.lstat(p)),
     };
-    expect(inspectWorkspace(WS, view)).toEqual([
+    expect(inspectWorkspace(WS, withHolds(view))).toEqual([
       { kind: "setid-file", path: at("bin/su"), detail: "mode 4755", mode: 0o4755 },
     ]);
   });
@@ -113,7 +114,7 @@ describe("git directories inside .git", () => {
       WS,
     );
     const view: TreeView = { ...base, head: (p, n) => (p.endsWith("/commondir") ? null : base.head(p, n)) };
-    expect(inspectWorkspace(WS, view)).toEqual([
+    expect(inspectWorkspace(WS, withHolds(view))).toEqual([
       { kind: "git-pointer", path: at(".git/worktrees/w/commondir"), detail: 'says ""; git writes ../..' },
     ]);
   });
@@ -151,7 +152,7 @@ describe("a .git below the root", () => {
       WS,
     );
     const view: TreeView = { ...base, head: (p, n) => (p === at("f/.git") ? null : base.head(p, n)) };
-    expect(inspectWorkspace(WS, view)).toEqual(
+    expect(inspectWorkspace(WS, withHolds(view))).toEqual(
       ["a", "b", "c", "d", "e", "f", "h", "t"].map((d) => nested(`${d}/.git`, POINTER_ELSEWHERE)),
     );
   });
@@ -212,7 +213,7 @@ describe("a directory git would discover", () => {
       WS,
     );
     const view: TreeView = { ...base, head: (p, n) => (p === at("u/HEAD") ? null : base.head(p, n)) };
-    expect(inspectWorkspace(WS, view).map((f) => [f.kind, f.path])).toEqual([
+    expect(inspectWorkspace(WS, withHolds(view)).map((f) => [f.kind, f.path])).toEqual([
       ["discoverable-repository", at("l/HEAD")],
       ["discoverable-repository", at("u/HEAD")],
     ]);

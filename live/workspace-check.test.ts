@@ -9,7 +9,10 @@ import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import { LaunchRegistry } from "../src/host/launch-registry.ts";
 import { recover } from "../src/host/recover.ts";
+import { WALK_BOUNDS } from "../src/core/workspace/inspect.ts";
 import { sandboxProblem } from "../src/host/sandbox-probe.ts";
+import { runAsUser, userUid } from "./support/as-user.ts";
+import { LEVELS, leaveAndRelaunch, type Leavings } from "./support/workspace-leavings.ts";
 
 // The end-of-session check where a session ends: the real launcher's exit handler and recover()
 // for a launch a dead host left open. Each test first shows the plant is live (the host's own git
@@ -144,4 +147,75 @@ describe("recover() checks the workspace of a launch a dead host left open", () 
     expect(registry.get("lost")?.check?.verdict, "the launch record holds the report").toBe("quarantined");
     expect(registry.get("lost")?.end?.reason).toBe("host-lost");
   });
+});
+
+/**
+ * What the founder's shell sees of a session's leavings: the check skipped (before the session
+ * ends: the positive control, every plant live), then after it: nothing runs, nothing hangs, no
+ * setuid bit, a tree every path-based tool can name, and the next launch on the workspace works.
+ */
+function expectLeavingsHandled(r: Leavings): void {
+  expect(r.planted, "the session planted everything").toContain("PLANTED");
+  expect(r.before, "the check skipped: every plant is live on the host").toEqual({
+    nestedRan: true,
+    fifoHung: true,
+    setuid: true,
+    deepPath: "ENAMETOOLONG",
+  });
+  expect(r.verdict, JSON.stringify(r.done)).toBe("quarantined");
+  const deep = `deep/${Array.from({ length: WALK_BOUNDS.depth }, () => "d").join("/")}`;
+  expect(r.done.sort(), "what the check did, a name that is not UTF-8 among them").toEqual(
+    [
+      ["nested-repository", "bad\\xff/sub/.git", "moved"],
+      ["setid-file", "bad\\xff/id-copy", "cleared-setid"],
+      ["special-file", "fifo/HEAD", "moved"],
+      ["too-deep", deep, "moved"],
+    ].sort(),
+  );
+  expect(
+    r.after,
+    "after the check: git runs nothing and returns, no setuid bit, a path-based walk goes through",
+  ).toEqual({
+    nestedRan: false,
+    fifoHung: false,
+    setuid: false,
+    deepPath: "",
+  });
+  expect(r.again, "the next launch on the same workspace works, and leaves it clean").toEqual({
+    reply: "AGAIN",
+    verdict: "clean",
+  });
+}
+
+describe("a session's leavings the check once missed or choked on, through the shipped launcher", () => {
+  let w: RuntimeWorld;
+  beforeAll(async () => {
+    w = await makeRuntimeWorld("ws-leavings");
+  });
+  afterAll(async () => {
+    // rm -rf walks by descriptor: what is left past PATH_MAX cannot be removed by path.
+    if (w !== undefined) spawnSync("rm", ["-rf", w.stateDir, w.data]);
+    await w?.close();
+  });
+
+  itBwrap(
+    `as the tests' own uid: a setuid file and a nested repository under a name that is not UTF-8, a fifo HEAD, a tree ${LEVELS} levels deep: handled, and the next launch works`,
+    async () => expectLeavingsHandled(await leaveAndRelaunch(w, "leavings")),
+    400_000,
+  );
+
+  itBwrap(
+    "as an unprivileged uid (65534 under setpriv when the tests run as root): the same leavings, handled the same",
+    () => {
+      const r = runAsUser("live/support/workspace-leavings-as.ts", "mosaic-leavings", [], 400_000);
+      let parsed: Leavings | null = null;
+      try {
+        parsed = JSON.parse(r.line) as Leavings;
+      } catch {}
+      expect(parsed, `no report from the run as ${userUid}: ${r.stderr}`).not.toBeNull();
+      expect(parsed!.uid).toBe(userUid);
+      expectLeavingsHandled(parsed!);
+    },
+    420_000,
+  );
 });

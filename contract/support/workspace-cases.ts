@@ -295,6 +295,117 @@ export const WORKSPACE_CASES: Readonly<Record<string, WorkspaceCase>> = {
       ["discoverable-repository", ".git/refs/heads/x/HEAD"],
     ],
   },
+  "non-utf8-names": {
+    why: "names that are not UTF-8 (the bytes ff and c3 28): a setuid file and a nested repository under them are found as any other, and an ordinary file so named is left",
+    tree: {
+      ...LEGIT_REPO,
+      "/bad\xff/rootshell": { file: "ELF\n", mode: 0o4755 },
+      "/bad\xff/sub/.git/HEAD": { file: "ref: refs/heads/main\n" },
+      "/bad\xff/sub/.git/config": { file: "[core]\n\tfsmonitor = touch /tmp/pwned;:\n" },
+      "/\xc3\x28-setgid": { file: "ELF\n", mode: 0o2755 },
+      "/notes-\xe9.txt": "file",
+    },
+    finds: [
+      ["setid-file", "bad\xff/rootshell"],
+      ["nested-repository", "bad\xff/sub/.git"],
+      ["setid-file", "\xc3\x28-setgid"],
+    ],
+  },
+  "fifo-head-at-root": {
+    why: "a workspace without .git whose HEAD is a fifo beside objects/ and refs/: the host's git status hangs reading it while it discovers the repository",
+    tree: { ...withoutGit(LEGIT_REPO), "/HEAD": "fifo", "/objects": "dir", "/refs": "dir" },
+    finds: [["special-file", "HEAD"]],
+  },
+  "fifo-head-in-a-subdirectory": {
+    why: "a fifo HEAD beside objects/ and refs/ in a subdirectory: git status there hangs the same way",
+    tree: { ...LEGIT_REPO, "/sub/HEAD": "fifo", "/sub/objects": "dir", "/sub/refs": "dir" },
+    finds: [["special-file", "sub/HEAD"]],
+  },
+  "fifos-in-the-work-tree": {
+    why: "fifos anywhere in the work tree: the founder's tools open what they find, and no repository holds one",
+    tree: { ...LEGIT_REPO, "/src/pipe": "fifo", "/node_modules/x/.cache/fifo": "fifo" },
+    finds: [
+      ["special-file", "node_modules/x/.cache/fifo"],
+      ["special-file", "src/pipe"],
+    ],
+  },
+  "replace-ref-loose": {
+    why: "a replace ref under .git/refs/replace: git show of the stored commit displays the session's other commit",
+    tree: { ...LEGIT_REPO, [`/.git/refs/replace/${SHA}`]: { file: `${"b".repeat(40)}\n` } },
+    finds: [["replace-ref", ".git/refs/replace"]],
+  },
+  "replace-ref-packed": {
+    why: "a replace ref packed into packed-refs, as git pack-refs --all leaves it",
+    tree: {
+      ...LEGIT_REPO,
+      "/.git/packed-refs": {
+        file: `# pack-refs with: peeled fully-peeled sorted \n${SHA} refs/heads/main\n${"b".repeat(40)} refs/replace/${SHA}\n`,
+      },
+    },
+    finds: [["replace-ref", ".git/packed-refs"]],
+  },
+  "replace-ref-in-a-submodule": {
+    why: "a replace ref in a submodule's git directory: git show in the submodule displays another commit",
+    tree: {
+      ...LEGIT_REPO,
+      "/.git/modules/lib/HEAD": { file: `${SHA}\n` },
+      "/.git/modules/lib/refs/heads": "dir",
+      [`/.git/modules/lib/refs/replace/${SHA}`]: { file: `${"b".repeat(40)}\n` },
+    },
+    finds: [["replace-ref", ".git/modules/lib/refs/replace"]],
+  },
+  "replace-near-misses": {
+    why: "near-miss: a branch whose name holds refs/replace/, loose and packed, and a reflog of replace refs: none is a replace ref",
+    tree: {
+      ...LEGIT_REPO,
+      "/.git/refs/heads/x/refs/replace/y": { file: `${SHA}\n` },
+      "/.git/packed-refs": { file: `${SHA} refs/heads/main\n${SHA} refs/heads/x/refs/replace/z\n` },
+      [`/.git/logs/refs/replace/${SHA}`]: "file",
+    },
+    finds: [],
+  },
+  "too-deep": {
+    why: "a directory 300 levels deep: the one past the depth bound is moved whole, unexamined, with the setuid file inside it",
+    tree: { ...LEGIT_REPO, [`${"/d".repeat(300)}/rootshell`]: { file: "ELF\n", mode: 0o4755 } },
+    finds: [["too-deep", "d/".repeat(257).slice(0, -1)]],
+  },
+  "worktree-config-planted": {
+    why: "a config.worktree the session created where none was: with extensions.worktreeConfig on, the host's git status runs its fsmonitor",
+    tree: { ...LEGIT_REPO, "/.git/config.worktree": { file: "[core]\n\tfsmonitor = touch /tmp/pwned;:\n" } },
+    finds: [["worktree-config", ".git/config.worktree"]],
+  },
+  "worktree-config-disguised": {
+    why: "config.worktree forms that would hide a key from a line-by-line reading: a key on its section's line, a subsection, an include, a continuation line",
+    tree: {
+      ...LEGIT_REPO,
+      "/.git/config.worktree": { file: "[core] fsmonitor = touch /tmp/pwned;:\n" },
+      "/.git/worktrees/a/HEAD": { file: "ref: refs/heads/a\n" },
+      "/.git/worktrees/a/commondir": { file: "../..\n" },
+      "/.git/worktrees/a/config.worktree": { file: '[core "x"]\n\tsparseCheckout = true\n' },
+      "/.git/worktrees/b/HEAD": { file: "ref: refs/heads/b\n" },
+      "/.git/worktrees/b/commondir": { file: "../..\n" },
+      "/.git/worktrees/b/config.worktree": { file: "[include]\n\tpath = ../../../evil\n" },
+      "/.git/worktrees/c/HEAD": { file: "ref: refs/heads/c\n" },
+      "/.git/worktrees/c/commondir": { file: "../..\n" },
+      "/.git/worktrees/c/config.worktree": { file: "[user]\n\temail = a\\\n\n[core]\n" },
+    },
+    finds: [
+      ["worktree-config", ".git/config.worktree"],
+      ["worktree-config", ".git/worktrees/a/config.worktree"],
+      ["worktree-config", ".git/worktrees/b/config.worktree"],
+      ["worktree-config", ".git/worktrees/c/config.worktree"],
+    ],
+  },
+  "worktree-config-as-git-writes-it": {
+    why: "near-miss: config.worktree as git sparse-checkout init --cone and git config --worktree user.email write it, with a comment",
+    tree: {
+      ...LEGIT_REPO,
+      "/.git/config.worktree": {
+        file: "# the founder's\n[core]\n\tsparseCheckout = true\n\tsparseCheckoutCone = true\n[user]\n\temail = me@example.invalid\n",
+      },
+    },
+    finds: [],
+  },
   "setid-files": {
     why: "a setuid and a setgid file in the work tree, and a setuid file among git's objects",
     tree: {

@@ -1,8 +1,10 @@
 import { MosaicError } from "../errors.ts";
+import { shownPath } from "../workspace/bytes.ts";
 import type { SessionIdentity } from "./types.ts";
 
 /** One entry under a tree the launcher hands to the session, as lstat() saw it. */
 export interface OwnedEntry {
+  /** As bytes (src/core/workspace/bytes.ts): a name need not be UTF-8. */
   path: string;
   kind: "dir" | "file" | "link" | "other";
   uid: number;
@@ -25,7 +27,7 @@ export function planHandover(id: SessionIdentity, entries: readonly OwnedEntry[]
       // safety: handover-follows-hardlinks
       throw new MosaicError(
         "handover-hardlink",
-        e.path,
+        shownPath(e.path),
         `has ${e.nlink} hard links and belongs to ${e.uid}:${e.gid}; handing it to the session (${id.uid}:${id.gid}) would hand over its other names too. Remove the extra link or copy the file`,
       );
     out.push(e.path);

@@ -26,6 +26,86 @@ export interface ProtectedPath {
   why: string;
 }
 
+/** Every name of a family: each prefix, stem and suffix combined, as the tool that reads them documents. */
+export function familyNames(
+  prefixes: readonly string[],
+  stems: readonly string[],
+  suffixes: readonly string[],
+): string[] {
+  return prefixes.flatMap((p) => stems.flatMap((s) => suffixes.map((x) => `${p}${s}${x}`)));
+}
+
+const rowsOf = (paths: readonly string[], kind: Kind, why: string): ProtectedPath[] =>
+  paths.map((path) => ({ path, kind, writable: false, why }));
+
+/**
+ * Families of auto-run configs, by what their tools document rather than one name at a time: a
+ * tool reads any of its family's names, so protecting one name and not its sibling (lefthook.yml
+ * but not lefthook-local.yml) protects nothing. The names the table lists on their own rows are
+ * left out here.
+ */
+export const PROTECTED_FAMILIES = {
+  /** lefthook.dev/configuration: a main config in any of five formats, with or without a dot, and a -local one merged over it; scripts from .lefthook/ and .lefthook-local/. */
+  lefthook: {
+    files: familyNames(["", "."], ["lefthook", "lefthook-local"], [".yml", ".yaml", ".toml", ".json", ".jsonc"]).filter(
+      (n) => n !== "lefthook.yml" && n !== ".lefthook.yml",
+    ),
+    dirs: [".lefthook", ".lefthook-local"],
+    why: "the commands lefthook's git hooks run on the host: its main config, the -local one merged over it, and the scripts they name",
+  },
+  /** mise.jdx.dev/configuration: mise.local.toml beside mise.toml, and the .mise/ directory's config.toml and config.local.toml. */
+  mise: {
+    files: ["mise.local.toml", ".mise.local.toml"],
+    dirs: [".mise"],
+    why: "mise's tasks, env and hooks, merged over mise.toml; where mise is activated the host's shell runs its hooks on cd",
+  },
+  /** A project's XDG-style config directory: lefthook and mise read their configs from .config/ too. */
+  config: {
+    files: [],
+    dirs: [".config"],
+    why: "the project config directory lefthook (.config/lefthook.yml) and mise (.config/mise.toml, .config/mise/) read like the names at the root",
+  },
+  /** containers.dev: .devcontainer.json at the root, beside the .devcontainer/ directory. */
+  devcontainer: {
+    files: [".devcontainer.json"],
+    dirs: [],
+    why: "the dev container's lifecycle commands an editor runs on the host, at the root rather than in .devcontainer/",
+  },
+  /** Every other forge's and CI service's pipeline, as .github/ is GitHub's. */
+  ci: {
+    files: [
+      ".gitlab-ci.yml",
+      ".woodpecker.yml",
+      ".woodpecker.yaml",
+      ".drone.yml",
+      ".travis.yml",
+      ".cirrus.yml",
+      ".cirrus.star",
+      ".appveyor.yml",
+      "appveyor.yml",
+      "azure-pipelines.yml",
+      "bitbucket-pipelines.yml",
+      ".build.yml",
+      "Jenkinsfile",
+    ],
+    dirs: [
+      ".gitea",
+      ".forgejo",
+      ".gitlab",
+      ".circleci",
+      ".woodpecker",
+      ".buildkite",
+      ".semaphore",
+      ".azure-pipelines",
+      ".builds",
+    ],
+    why: "pipelines a forge or CI service runs with the repository's secrets once the founder pushes",
+  },
+} as const;
+
+type Family = (typeof PROTECTED_FAMILIES)[keyof typeof PROTECTED_FAMILIES];
+const familyRows = (f: Family): ProtectedPath[] => [...rowsOf(f.files, "file", f.why), ...rowsOf(f.dirs, "dir", f.why)];
+
 /**
  * Paths inside the workspace that something on the host later runs or loads: the session may not
  * write them, and may not create them where they are missing. Grown from the anchors' full lists:
@@ -224,6 +304,11 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
     writable: false,
     why: "ripgrep's config where RIPGREP_CONFIG_PATH names it; its --pre runs a program on every file searched (sandbox-runtime's list)",
   }, // safety: protect-ripgreprc
+  ...familyRows(PROTECTED_FAMILIES.lefthook), // safety: protect-lefthook-family
+  ...familyRows(PROTECTED_FAMILIES.mise), // safety: protect-mise-family
+  ...familyRows(PROTECTED_FAMILIES.config), // safety: protect-config-dir
+  ...familyRows(PROTECTED_FAMILIES.devcontainer), // safety: protect-devcontainer-json
+  ...familyRows(PROTECTED_FAMILIES.ci), // safety: protect-ci-family
 ];
 
 /** A mount point bwrap creates on the host for a protected path that did not exist. */

@@ -32,13 +32,33 @@ export const WORKSPACE_FINDINGS = {
     action: "quarantine",
     why: "a directory the host cannot list or an entry it cannot examine: nothing inside can be checked, so none of it stays where git looks",
   },
+  "worktree-config": {
+    action: "quarantine",
+    why: "a config.worktree that says more than git writes there (sparse-checkout, a worktree's own user): with extensions.worktreeConfig on git reads it as the repository's config, and the session can create one where none was, since no stand-in works there",
+  },
+  "special-file": {
+    action: "quarantine",
+    why: "a fifo, socket or device in the work tree: git and the founder's tools open what they find there (a fifo named HEAD hangs git status while it discovers the repository), and no repository needs one",
+  },
+  "replace-ref": {
+    action: "quarantine",
+    why: "a replace ref (refs/replace/, loose or in packed-refs): the host's git show, log and diff then display another object than the one stored, so the founder reviews other content than what is committed and pushed; packed-refs goes whole (its branches with it, restorable from the quarantine: the session could have deleted it anyway)",
+  },
+  "too-deep": {
+    action: "quarantine",
+    why: "a directory past the walk's depth or path-length bound: moved whole, unexamined, so what is left is checked to the end and every later launch and the founder's path-based tools meet a bounded tree",
+  },
+  unexamined: {
+    action: "report",
+    why: "the walk stopped at its bound on entries or findings: what lies beyond was not examined, and nothing of the founder's is moved for it, so the workspace is unsafe until it is read",
+  },
 } as const;
 
 export type FindingKind = keyof typeof WORKSPACE_FINDINGS;
 
 export interface Finding {
   kind: FindingKind;
-  /** Absolute path of what the remedy acts on. */
+  /** Absolute path of what the remedy acts on, as bytes (bytes.ts). */
   path: string;
   /** What exactly was seen, for the report. */
   detail: string;

@@ -38,7 +38,7 @@ export const GIT_DIR_ENTRIES: readonly GitDirEntry[] = [
     names: ["config.worktree"],
     kind: "file",
     roles: ALL,
-    why: "per-worktree config, as git config --worktree writes it; read-only to the session where it exists",
+    why: "per-worktree config, as git config --worktree writes it; read-only to the session where it exists, and admitted only as git writes it where the session could have made it (git-config.ts)",
   },
   {
     names: ["index", "packed-refs", "shallow", "description", "COMMIT_EDITMSG", "FETCH_HEAD", "ORIG_HEAD"],

@@ -1,0 +1,168 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { chmodSync, chownSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { liveIt } from "../src/conformance/tiers/live-gate.ts";
+import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+
+// Another process of the session's uid may still write the workspace while the host acts on it:
+// the workspace is that uid's. Each test races the shipped code thousands of times against a
+// process swapping a name the host acts on for a link out of the workspace (or a fifo), and shows
+// the outside never changes; its positive control does the same act by path, as the code once
+// did, and is fooled, which proves the race is real and the window reachable.
+const RACER = join(import.meta.dirname, "support/swap-racer.ts");
+const LOOP = join(import.meta.dirname, "support/check-loop.ts");
+const itRoot = liveIt("root", process.getuid?.() === 0 ? null : "a chown to another uid needs root");
+
+/** Starts the racer and waits for it to say it races; stop() ends it by closing its stdin. */
+async function race(...args: string[]): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [RACER, ...args], { stdio: ["pipe", "pipe", "inherit"] });
+  await new Promise<void>((ok, fail) => {
+    child.stdout!.once("data", () => ok());
+    child.once("exit", (code) => fail(new Error(`the racer exited ${code} before racing`)));
+  });
+  return {
+    child,
+    stop: () =>
+      new Promise<void>((ok) => {
+        child.once("exit", () => ok());
+        child.stdin!.end();
+      }),
+  };
+}
+
+/** The shipped code's loop in a process of its own (check-loop.ts), while the racer races: what it did, and how often the watched path changed. */
+function loop(mode: string, ws: string, arg: string, n: number, watched: string): Record<string, number> {
+  const r = spawnSync(process.execPath, [LOOP, mode, ws, arg, String(n), watched], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  expect(r.status, `the loop ran to its end: ${r.stderr}`).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+/** Yields to the event loop now and then, so the racer's pipes stay served while a synchronous loop runs. */
+const tick = () => new Promise((ok) => setImmediate(ok));
+
+describe("the end-of-session check never acts through a name a racer swaps", () => {
+  const scratch = makeScratch("ws-race");
+  afterAll(() => scratch.remove());
+
+  function world(label: string): { ws: string; outside: string } {
+    const ws = join(scratch.root, label, "ws");
+    const outside = join(scratch.root, label, "founder-secret");
+    mkdirSync(join(ws, "bin"), { recursive: true });
+    writeFileSync(outside, "the founder's\n");
+    chmodSync(outside, 0o600);
+    return { ws, outside };
+  }
+
+  it("a setuid file swapped for a link to the founder's file: 3,000 checks clear setuid bits and never change the file beyond the link; a chmod by path is fooled", async () => {
+    const { ws, outside } = world("chmod");
+    const r = await race("file-link", join(ws, "bin"), "s", outside);
+    try {
+      const t = loop("check", ws, join(scratch.root, "chmod/q"), 3_000, outside);
+      expect(t.changed, "the founder's file beyond the link never changed mode").toBe(0);
+      expect(t.cleared, "the check did clear the racer's setuid files, so it did race").toBeGreaterThan(0);
+      // Positive control: lstat, then chmod by path, as the check did before.
+      let fooled = 0;
+      for (let i = 0; i < 50_000 && fooled === 0; i++) {
+        const s = join(ws, "bin/s");
+        try {
+          const st = lstatSync(s);
+          if (st.isFile() && (st.mode & 0o6000) !== 0) chmodSync(s, st.mode & 0o7777 & ~0o6000);
+        } catch {}
+        if ((statSync(outside).mode & 0o7777) !== 0o600) fooled++;
+        if (i % 500 === 0) await tick();
+      }
+      expect(fooled, "a chmod by path follows the link swapped in: the race is real").toBeGreaterThan(0);
+    } finally {
+      await r.stop();
+    }
+  }, 150_000);
+
+  it("a directory holding a nested .git swapped for a link to the founder's repository: 3,000 checks never move the founder's .git; a rename by path is fooled", async () => {
+    const { ws } = world("move");
+    const founder = join(scratch.root, "move/founder-repo");
+    mkdirSync(join(founder, ".git/refs"), { recursive: true });
+    writeFileSync(join(founder, ".git/HEAD"), "ref: refs/heads/main\n");
+    const r = await race("dir-link", ws, "sub", founder);
+    try {
+      const t = loop("check", ws, join(scratch.root, "move/q"), 3_000, join(founder, ".git/HEAD"));
+      expect(t.changed, "the founder's .git beyond the link never left").toBe(0);
+      expect(t.moved, "the check did move the racer's nested .git, so it did race").toBeGreaterThan(0);
+      let fooled = 0;
+      for (let i = 0; i < 50_000 && fooled === 0; i++) {
+        try {
+          if (lstatSync(join(ws, "sub/.git")).isDirectory())
+            renameSync(join(ws, "sub/.git"), join(scratch.root, "move/by-path"));
+        } catch {}
+        if (lstatSync(join(founder, ".git/HEAD"), { throwIfNoEntry: false }) === undefined) fooled++;
+        rmSync(join(scratch.root, "move/by-path"), { recursive: true, force: true });
+        if (i % 500 === 0) await tick();
+      }
+      expect(fooled, "a rename by path goes through the link swapped in: the race is real").toBeGreaterThan(0);
+    } finally {
+      await r.stop();
+    }
+  }, 120_000);
+
+  it("a HEAD git accepts swapped for a fifo: 2,000 checks finish; a plain open of what lstat called a file hangs", async () => {
+    const { ws } = world("fifo");
+    mkdirSync(join(ws, "sub/objects"), { recursive: true });
+    mkdirSync(join(ws, "sub/refs"), { recursive: true });
+    const stash = join(scratch.root, "fifo/stash");
+    mkdirSync(stash);
+    const r = await race("fifo-file", join(ws, "sub"), "HEAD", stash);
+    try {
+      const run = (mode: string, arg: string, n: number, timeout: number) =>
+        spawnSync(process.execPath, [LOOP, mode, ws, arg, String(n)], { encoding: "utf8", timeout });
+      const check = run("check", join(scratch.root, "fifo/q"), 2_000, 100_000);
+      expect(check.status, `the check never blocks on the fifo: ${check.stderr}`).toBe(0);
+      expect(JSON.parse(check.stdout).ran, "all 2,000 checks ran").toBe(2_000);
+      // Positive control: the same race against a plain open. Killed after 15 s, its last line
+      // tells a hang inside open() from a slow machine.
+      const control = run("blocking-open", join(ws, "sub/HEAD"), 1_000_000, 15_000);
+      expect(control.stdout.trim().split("\n").at(-1), "a blocking open of the same name hangs: the race is real").toBe(
+        "open",
+      );
+    } finally {
+      await r.stop();
+    }
+  }, 150_000);
+});
+
+describe("the handover never chowns through a name a racer swaps", () => {
+  const scratch = makeScratch("handover-race");
+  afterAll(() => scratch.remove());
+
+  itRoot(
+    "a file swapped for a link to a root file: 1,000 handovers never give the root file away; a chown by path is fooled",
+    async () => {
+      const ws = join(scratch.root, "ws");
+      const outside = join(scratch.root, "root-file");
+      mkdirSync(join(ws, "bin"), { recursive: true });
+      writeFileSync(outside, "root's\n");
+      const id = { uid: 65534, gid: 65534 };
+      const r = await race("file-link", join(ws, "bin"), "s", outside);
+      try {
+        const t = loop("handover", ws, "-", 1_000, outside);
+        expect(t.changed, "the root file beyond the link stays root's").toBe(0);
+        expect(t.handed, "the handover did chown the racer's files, so it did race").toBeGreaterThan(0);
+        let fooled = 0;
+        for (let i = 0; i < 50_000 && fooled === 0; i++) {
+          const s = join(ws, "bin/s");
+          try {
+            if (lstatSync(s).isFile()) chownSync(s, id.uid, id.gid);
+          } catch {}
+          if (statSync(outside).uid !== 0) fooled++;
+          if (i % 500 === 0) await tick();
+        }
+        expect(fooled, "a chown by path follows the link swapped in: the race is real").toBeGreaterThan(0);
+      } finally {
+        await r.stop();
+      }
+    },
+    150_000,
+  );
+});
