@@ -1,6 +1,6 @@
-// No long orchestration functions in the verification engine: a function a reviewer cannot hold in
-// one screen hides its exits and its cleanup. Every function, method and arrow function in the
-// engine's parts is at most MAX_LINES lines, except the pure tables listed with their why.
+// No long functions anywhere in src/, production or verification engine: a function a reviewer
+// cannot hold in one screen hides its exits and its cleanup. Every function, method and arrow
+// function is at most MAX_LINES lines, except the pure tables listed with their why.
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import ts from "typescript";
@@ -8,7 +8,10 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const MAX_LINES = 80;
-const CHECKED = ["src/mutation", "src/conformance", "src/review"];
+/** Every room of src/, so a new one is checked from its first commit. */
+const CHECKED = readdirSync(join(ROOT, "src"))
+  .map((d) => `src/${d}`)
+  .filter((d) => statSync(join(ROOT, d)).isDirectory());
 
 /** Functions allowed past MAX_LINES: pure tables, one row per case, where splitting would only scatter the rows. */
 const LONG_TABLES: Record<string, string> = {
