@@ -229,3 +229,70 @@ describe("the bounds on disk", () => {
     ]);
   });
 });
+
+describe("the walk's bounds at their edges", () => {
+  const view = (tree: WorkspaceTree) => caseView(tree, WS);
+
+  it("a root that cannot be examined is itself the finding, and nothing is listed", () => {
+    const base = view({ "/a": "file" });
+    const listed: string[] = [];
+    const found = inspectWorkspace(WS, {
+      ...base,
+      lstat: (p) => (p === WS ? { kind: "unreadable", mode: 0 } : base.lstat(p)),
+      readdir: (p, max) => (listed.push(p), base.readdir(p, max)),
+    });
+    expect([found, listed]).toEqual([[{ kind: "unreadable", path: WS, detail: "cannot be examined" }], []]);
+  });
+
+  it("exactly as many entries as the bound is within it; one more stops the walk", () => {
+    const tree = many(10, (i) => [`/f${i}`, "file"]);
+    expect(inspectWorkspace(WS, view(tree), bounds({ entries: 10 }))).toEqual([]);
+    expect(kinds(inspectWorkspace(WS, view(tree), bounds({ entries: 9 })))).toEqual([["unexamined", "."]]);
+  });
+
+  it("a directory exactly pathBytes below the workspace is walked; one byte more is moved whole", () => {
+    const at = (n: number) => `/${"p".repeat(n - 2)}/q`;
+    const tree = { [`${at(20)}/x`]: { file: "x", mode: 0o4755 } };
+    expect(kinds(inspectWorkspace(WS, view(tree), bounds({ pathBytes: 20 })))).toEqual([
+      ["setid-file", `${at(20).slice(1)}/x`],
+    ]);
+    expect(kinds(inspectWorkspace(WS, view(tree), bounds({ pathBytes: 19 })))).toEqual([["too-deep", at(20).slice(1)]]);
+  });
+
+  it("the depth bound counts every level inside .git too: its data, submodules' and worktrees' git directories", () => {
+    const tree: WorkspaceTree = {
+      "/.git/HEAD": { file: "ref: refs/heads/main\n" },
+      "/.git/refs/heads/main": "file",
+      "/.git/modules/a/HEAD": { file: "ref: refs/heads/main\n" },
+      "/.git/modules/b/c/HEAD": { file: "ref: refs/heads/main\n" },
+      "/.git/worktrees/w/HEAD": { file: "ref: refs/heads/w\n" },
+    };
+    expect(kinds(inspectWorkspace(WS, view(tree), bounds({ depth: 2 })))).toEqual([
+      ["too-deep", ".git/modules/a"],
+      ["too-deep", ".git/modules/b"],
+      ["too-deep", ".git/refs/heads"],
+      ["too-deep", ".git/worktrees/w"],
+    ]);
+  });
+
+  it("one entry that is two findings at the findings bound stops the walk once: one unexamined", () => {
+    const found = inspectWorkspace(
+      WS,
+      view({ "/.git/HEAD": "file", "/.git/zz": { file: "x", mode: 0o4755 } }),
+      bounds({ findings: 1 }),
+    );
+    expect(kinds(found)).toEqual([
+      ["unexamined", "."],
+      ["git-foreign-name", ".git/zz"],
+      ["setid-file", ".git/zz"],
+    ]);
+  });
+
+  it("only a setid file's finding carries a mode", () => {
+    const found = inspectWorkspace(WS, view({ "/sub/.git": "dir", "/bin/s": { file: "x", mode: 0o4755 } }));
+    expect(found.map((f) => ["mode" in f, f.kind])).toEqual([
+      [true, "setid-file"],
+      [false, "nested-repository"],
+    ]);
+  });
+});

@@ -26,6 +26,8 @@ describe("names as bytes", () => {
     expect(shownPath(bytesOf("é€😀"))).toBe("é€😀");
     expect(shownPath(b(0xc2, 0xa0))).toBe("\u00a0");
     expect(shownPath(b(0xdf, 0xbf, 0xef, 0xbf, 0xbf, 0xf4, 0x8f, 0xbf, 0xbf))).toBe("\u07ff\uffff\u{10ffff}");
+    // The least code point of each length: U+0800, U+10000.
+    expect(shownPath(b(0xe0, 0xa0, 0x80, 0xf0, 0x90, 0x80, 0x80))).toBe("\u0800\u{10000}");
   });
 
   it("shownPath shows every byte that is not valid UTF-8 as \\xNN, and goes on after it", () => {
@@ -44,6 +46,13 @@ describe("names as bytes", () => {
       [b(0xe2, 0x82), "\\xe2\\x82"],
       [b(0xe2, 0x82, 0x41), "\\xe2\\x82A"],
       [b(0xf0, 0x9f, 0x98), "\\xf0\\x9f\\x98"],
+      // Bytes that cannot lead a sequence, followed by what would complete one of 3 or 4 bytes.
+      [b(0x81, 0x80, 0x80), "\\x81\\x80\\x80"],
+      [b(0xc1, 0x80, 0x80, 0x80), "\\xc1\\x80\\x80\\x80"],
+      [b(0xf5, 0x80, 0x80, 0x80), "\\xf5\\x80\\x80\\x80"],
+      [b(0xfc, 0x80, 0x80, 0x80), "\\xfc\\x80\\x80\\x80"],
+      // The last surrogate.
+      [b(0xed, 0xbf, 0xbf), "\\xed\\xbf\\xbf"],
     ];
     for (const [bytes, shown] of cases) expect(shownPath(bytes), shown).toBe(shown);
   });
@@ -52,7 +61,7 @@ describe("names as bytes", () => {
     expect(shownPath(b(0x61, 0x0a, 0x62))).toBe("a\\x0ab");
     expect(shownPath(b(0x00, 0x09, 0x0d, 0x1f))).toBe("\\x00\\x09\\x0d\\x1f");
     expect(shownPath(b(0x7f))).toBe("\\x7f");
-    expect(shownPath(b(0xc2, 0x85, 0xc2, 0x9f))).toBe("\\xc2\\x85\\xc2\\x9f");
+    expect(shownPath(b(0xc2, 0x80, 0xc2, 0x85, 0xc2, 0x9f))).toBe("\\xc2\\x80\\xc2\\x85\\xc2\\x9f");
     expect(shownPath("a\\xff")).toBe("a\\x5cxff");
     expect(shownPath(b(0x20, 0x7e))).toBe(" ~");
   });
@@ -126,6 +135,28 @@ describe("the remedies' order and the report's bounds", () => {
       f("unreadable", "a"),
     ]);
     expect(plan.map((r) => (r.op === "move" ? r.from : r.path))).toEqual([`${WS}/a`, `${WS}/a.b`]);
+  });
+
+  it("a finding only reported is never acted on, wherever it lies", () => {
+    expect(planRemedies(WS, Q, [{ kind: "unexamined", path: `${WS}/sub`, detail: "the walk stopped" }])).toEqual([
+      { op: "none", kind: "unexamined", path: `${WS}/sub`, detail: "the walk stopped" },
+    ]);
+  });
+
+  it("the report counts what it leaves out of either list, and says nothing of it when it leaves nothing out", () => {
+    const many = (n: number): Done[] =>
+      Array.from({ length: n }, (_, i) => ({ kind: "setid-file", path: `b${i}`, did: "cleared-setid", detail: "x" }));
+    const doneOnly = reportOf(WS, Q, many(REPORT_LISTS + 1), [], []);
+    expect(doneOnly.verdict === "quarantined" && doneOnly.omitted).toEqual({ done: 1, failed: 0 });
+    const failedOnly = reportOf(
+      WS,
+      Q,
+      [],
+      [],
+      Array.from({ length: REPORT_LISTS + 1 }, (_, i) => f("setid-file", `c${i}`)),
+    );
+    expect(failedOnly.verdict === "unsafe" && failedOnly.omitted).toEqual({ done: 0, failed: 1 });
+    expect("omitted" in reportOf(WS, Q, many(REPORT_LISTS), [], [])).toBe(false);
   });
 
   it("an unexamined workspace is reported and nothing is done for it: no move, not even of the workspace", () => {

@@ -22,9 +22,13 @@ function sequenceLength(lead: number): number {
   return 0;
 }
 
-/** The code point of the UTF-8 sequence at i of n bytes, or null when it is not valid UTF-8 (overlong, a surrogate, past U+10FFFF). */
+/**
+ * The code point of the UTF-8 sequence at i of n bytes, or null when it is not valid UTF-8 (cut
+ * short, overlong, a surrogate, past U+10FFFF). Past the end charCodeAt is NaN, which is no
+ * continuation byte, so a sequence cut short fails there.
+ */
 function codePointAt(bytes: string, i: number, n: number): number | null {
-  if (n === 0 || i + n > bytes.length) return null;
+  if (n === 0) return null;
   let cp = bytes.charCodeAt(i) & (n === 1 ? 0x7f : 0xff >> (n + 1));
   for (let k = 1; k < n; k++) {
     const c = bytes.charCodeAt(i + k);
@@ -54,9 +58,7 @@ export function shownPath(bytes: string): string {
       i += 1;
     } else {
       out += escaped(cp)
-        ? cp < 0x80
-          ? hex(cp)
-          : [...bytes.slice(i, i + n)].map((c) => hex(c.charCodeAt(0))).join("")
+        ? [...bytes.slice(i, i + n)].map((c) => hex(c.charCodeAt(0))).join("")
         : String.fromCodePoint(cp);
       i += n;
     }
