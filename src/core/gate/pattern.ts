@@ -32,7 +32,11 @@ export function patternReadings(pattern: string): PatternReading[] {
   const out = [{ how: "", pattern }];
   const slashed = pattern.replaceAll("\\", "/");
   // safety: gate-pattern-backslash-unread
-  if (slashed !== pattern) out.push({ how: `read with each "\\" as "/", as node's fs.glob does: `, pattern: slashed });
+  if (slashed !== pattern)
+    out.push({
+      how: `${JSON.stringify(pattern)} read with each "\\" as "/", as node's fs.glob does: `,
+      pattern: slashed,
+    });
   return out;
 }
 
