@@ -228,4 +228,19 @@ describe("the gate's model of Pi 0.85.1's path resolution", () => {
         `the pi binary's bundle no longer holds ${JSON.stringify(fragment.slice(0, 60))}...: ${RECHECK}`,
       ).toBe(true);
   });
+
+  it("find hands its pattern to fd as a filter under the path it resolved, so the pattern never names where fd walks", () => {
+    // The gate's pattern rules are a second line for Pi: fd walks searchPath only, whatever
+    // groups, escapes or absolute alternatives the pattern holds (docs/gate.md). When this
+    // changes, the rules become the only line: recheck them against the new find.
+    const source = readFileSync(join(PI, "dist/core/tools/find.js"), "utf8");
+    const bundle = readdirSync(join(PI, "dist/bundle/chunks"))
+      .map((f) => readFileSync(join(PI, "dist/bundle/chunks", f), "utf8"))
+      .join("\n");
+    expect(source, RECHECK).toContain('const searchPath = resolveToCwd(searchDir || ".", ctx?.cwd || cwd);');
+    expect(source, RECHECK).toContain('args.push("--", effectivePattern, searchPath);');
+    // --no-require-git, --max-results, --full-path and the operands: no other argument reaches fd.
+    expect(source.match(/args\.push\(/g)?.length, `fd gets another argument: ${RECHECK}`).toBe(4);
+    expect(bundle, RECHECK).toContain('args.push("--",effectivePattern,searchPath)');
+  });
 });

@@ -288,6 +288,144 @@ const PLAIN: GateScene = {
   ],
 };
 
+const LONG_PATTERN = `sub/${"a".repeat(4100)}*`;
+
+/**
+ * Patterns whose groups, escapes or classes name paths their fixed prefix does not vouch for. A
+ * glob library that expands its pattern (node's fs.glob: `{/outside,sub}/*` lists /outside, and
+ * `\.\./*`, `[.][.]/*`, `{.,}{.,}/*` climb) opens each of them; Claude Code 2.1.332's Glob and
+ * Pi's fd only filter names under the directory they walk (baselines/README.md), so for them the
+ * rules are a second line. Each refusal has near misses beside it that stay allowed.
+ */
+const GLOB_GROUPS: GateScene = {
+  name: "glob-groups",
+  what: "find/Glob patterns with groups spanning /, alternatives from / or ~, and .. spelled by escapes, classes or groups",
+  tree: {
+    "/data/ws/a.txt": "file",
+    "/data/ws/.hidden": "file",
+    "/data/ws/sub/deep/x.txt": "file",
+    "/data/other/ws": "file",
+    "/outside/marker.txt": "file",
+    "/run/home/.ssh/id_ed25519": "file",
+  },
+  policy: policyFor("/data/ws", "/run/home"),
+  cases: [
+    // A group holding a "/": its alternatives are paths of their own.
+    c("Glob", { pattern: "{/outside,sub}/*" }, "block", "the review's bypass: an absolute alternative in a brace"),
+    c("find", { pattern: "{/outside,sub}/*" }, "block", "the same through Pi's find"),
+    c("Glob", { pattern: "{/outside,sub}/*", path: "/data/ws/sub" }, "block", "under a path inside, too"),
+    c("Glob", { pattern: "sub/{/outside,x}/*" }, "block", "a brace after a fixed prefix inside"),
+    c("Glob", { pattern: "/data/ws/{/outside,sub}/*" }, "block", "after an absolute prefix inside"),
+    c(
+      "Glob",
+      { pattern: "{x,\\.\\./\\.\\.}/*" },
+      "block",
+      "escaped dots across a / inside a brace: no segment holds them whole",
+    ),
+    c(
+      "Glob",
+      { pattern: "{x,[.][.]/[.][.]}/*" },
+      "block",
+      "classes across a / inside a brace: no segment holds a whole ..",
+    ),
+    c("Glob", { pattern: "{sub/../..,x}/*" }, "block", "a / inside a brace, not at an alternative's start"),
+    c("Glob", { pattern: "{x,../../outside}/*" }, "block", "a climbing alternative after the first"),
+    c("Glob", { pattern: "{a,{b,/outside}}/*" }, "block", "nested braces"),
+    c("Glob", { pattern: "@(/outside|sub)/*" }, "block", "an extglob alternative that is absolute"),
+    c("Glob", { pattern: "+(/outside|sub)/*" }, "block", "+( )"),
+    c("Glob", { pattern: "?(/outside)/*" }, "block", "?( )"),
+    c("Glob", { pattern: "*(/outside)/*" }, "block", "*( )"),
+    c("Glob", { pattern: "!(/outside)/*" }, "block", "!( )"),
+    c("Glob", { pattern: "{/outside,sub" }, "block", "a brace that never closes: fail closed"),
+    c("Glob", { pattern: "\\{/outside,sub}/*" }, "block", "an escaped opener still counts: fail closed"),
+    c("Glob", { pattern: "{a\\},/outside}/*" }, "block", "an escaped closer closes nothing"),
+    // An alternative from HOME.
+    c("Glob", { pattern: "{~,sub}/*" }, "block", "a ~ alternative: a shell expands it to HOME"),
+    c("Glob", { pattern: "@(sub|~)/.ssh/*" }, "block", "a ~ alternative in an extglob"),
+    c("Glob", { pattern: "{~root,sub}/*" }, "block", "~user is another home"),
+    // ".." spelled by escapes, classes or groups, after the first wildcard.
+    c(
+      "Glob",
+      { pattern: "*/a..b/*" },
+      "block",
+      "a segment holding .. anywhere, though it spells no climb: fail closed",
+    ),
+    c("Glob", { pattern: "\\.\\./*" }, "block", "escaped dots: an escaped .. climbs"),
+    c("find", { pattern: "\\.\\./\\.\\./outside/*" }, "block", "twice, toward /outside"),
+    c("Glob", { pattern: "/data/ws/\\.\\./other/*" }, "block", "after an absolute prefix inside"),
+    c("Glob", { pattern: ".\\./*" }, "block", "one dot escaped"),
+    c(
+      "Glob",
+      { pattern: "sub/*/\\.\\./x" },
+      "block",
+      "escaped dots after a wildcard (read with \\ as /, they are two .)",
+    ),
+    c("Glob", { pattern: "[.][.]/*" }, "block", "two classes of one dot"),
+    c("Glob", { pattern: "[.]./*" }, "block", "a class and a dot"),
+    c("Glob", { pattern: "sub/*/[.][.]/../x" }, "block", "deeper, after a wildcard"),
+    c("Glob", { pattern: "[!a][.]/*" }, "block", "a negated class that does not list . may be ."),
+    c("Glob", { pattern: "[+-.][.]/*" }, "block", "a range that reaches . (+ to .)"),
+    c("Glob", { pattern: "[[:punct:]]./*" }, "block", "a POSIX class may hold .: fail closed"),
+    c("Glob", { pattern: "{.,}{.,}/*" }, "block", "braces that spell .."),
+    c("Glob", { pattern: "{.,x}{.,y}/*" }, "block", "braces with other alternatives still spell .."),
+    c("Glob", { pattern: ".{,x}./*" }, "block", "an empty alternative between two dots"),
+    c("Glob", { pattern: "{{.,a},b}./*" }, "block", "nested braces"),
+    c("Glob", { pattern: "@(.)@(.)/*" }, "block", "extglobs of one dot"),
+    c("Glob", { pattern: "+(.)/*" }, "block", "+(.) repeats to .."),
+    c("Glob", { pattern: "?(.).*/*" }, "block", "?(.) and a dot (a * supplies nothing)"),
+    c("Glob", { pattern: ".*./*" }, "block", "a * between two dots may match nothing"),
+    c("Glob", { pattern: ".!(x)./*" }, "block", "so may a !( )"),
+    // A "\" read as "/": node's fs.glob does, even on Linux.
+    c("Glob", { pattern: "\\outside\\*" }, "block", "node's fs.glob lists /outside/*"),
+    c("find", { pattern: "\\*" }, "block", "node's fs.glob lists /*"),
+    c("Glob", { pattern: "sub\\..\\..\\*" }, "block", "and climbs through sub/../../*"),
+    c("Glob", { pattern: "\\*.txt" }, "block", "an escaped star to ripgrep, /*.txt to node's fs.glob"),
+    c("Glob", { pattern: LONG_PATTERN }, "block", "over 4096 characters: no path that long can be looked up"),
+    // Near misses: the same shapes, naming nothing outside.
+    c("Glob", { pattern: "{a.txt,sub}/*" }, "allow", "braces of plain names"),
+    c("Glob", { pattern: "sub/{deep,x}/*.txt" }, "allow", "braces after a prefix inside"),
+    c("Glob", { pattern: "**/*.{ts,txt}" }, "allow", "braces in a name"),
+    c("find", { pattern: "{sub,a.txt}" }, "allow", "braces alone"),
+    c("Glob", { pattern: "@(sub|a.txt)" }, "allow", "an extglob of plain names"),
+    c("Glob", { pattern: "!(node_modules)/**" }, "allow", "!( ) of a plain name"),
+    c("Glob", { pattern: "notes (draft)/*" }, "allow", "parentheses without a / inside"),
+    c("Glob", { pattern: "a~b/*" }, "allow", "a ~ that starts no alternative"),
+    c("Glob", { pattern: "{x,y~}/*" }, "allow", "a ~ inside an alternative"),
+    c("Glob", { pattern: "sub/\\[x\\]/*" }, "allow", "escaped brackets"),
+    c("Glob", { pattern: "**/*.test.ts" }, "allow", "two dots apart"),
+    c("Glob", { pattern: "a.*.b" }, "allow", "a * between dots with a name around them"),
+    c("Glob", { pattern: ".*" }, "allow", "dotfiles"),
+    c("Glob", { pattern: "**/.*" }, "allow", "dotfiles anywhere"),
+    c("Glob", { pattern: ".[!.]*" }, "allow", "dotfiles, .. excluded by the class"),
+    c("Glob", { pattern: "[.]*" }, "allow", "a class of one dot, once"),
+    c("Glob", { pattern: ".?/*" }, "allow", "a ? supplies no dot: no listing holds .."),
+    c("Glob", { pattern: "[a-z]*.txt" }, "allow", "a range that leaves . out"),
+    c("Glob", { pattern: "{.,x}y/*" }, "allow", "one dot spelled, not two"),
+    c("Glob", { pattern: "+(a).txt" }, "allow", "an extglob of a name"),
+    // The workspace itself as a pattern.
+    c("Glob", { pattern: "/data/ws/**" }, "allow", "the workspace and a trailing /**: Claude Code walks /data/ws"),
+    c("Glob", { pattern: "/data/ws/*" }, "allow", "a trailing /*"),
+    c("Glob", { pattern: "/data/ws/." }, "allow", "no wildcard, its dirname is the workspace"),
+    c(
+      "Glob",
+      { pattern: "/data/ws" },
+      "block",
+      "no wildcard: Claude Code walks the dirname /data for names ws, and lists /data/other/ws (measured, baselines/README.md)",
+    ),
+    c("Glob", { pattern: "/data/ws/" }, "block", "the same with a trailing /"),
+    c(
+      "Glob",
+      { pattern: "../ws" },
+      "allow",
+      "relative and no wildcard: a name filter under the working directory, whose dirname .. is never searched",
+    ),
+    c("find", { pattern: "../ws/" }, "allow", "the same through Pi's find"),
+    c("Glob", { pattern: "sub/../../ws" }, "allow", "out and back in, lexically and by the real path"),
+    c("Glob", { pattern: "../other" }, "block", "relative, no wildcard, but the pattern itself outside"),
+    c("Glob", { pattern: "../ws/../other/*" }, "block", "a prefix that leaves again"),
+  ],
+};
+
 const DATA_ROOT_LINK: GateScene = {
   name: "data-root-link",
   what: "the data root /data is a link to /mnt/disk1; workspace /data/ws, real path /mnt/disk1/ws",
@@ -457,6 +595,7 @@ const NO_TYPED_TOOLS: GateScene = {
 
 export const GATE_SCENES: readonly GateScene[] = [
   PLAIN,
+  GLOB_GROUPS,
   DATA_ROOT_LINK,
   WORKSPACE_LINK,
   APOSTROPHE_WORKSPACE,

@@ -1,4 +1,5 @@
 import {
+  globSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -138,13 +139,49 @@ export const pathArb: fc.Arbitrary<string> = fc
   )
   .map(([pre, segs, sp]) => (pre + segs.join("/")).replace(/ /g, sp));
 
+/**
+ * Glob tails after a generated prefix: plain wildcards, and the forms the pattern rules refuse
+ * (groups holding a "/" or an alternative from / or ~, ".." spelled by escapes, classes or
+ * braces, a "\" that node's fs.glob reads as "/") beside near misses that stay allowed.
+ */
+export const GLOB_TAILS = [
+  "*",
+  "**/*.txt",
+  "*/..",
+  "{<root>/out,sub}/*",
+  "{<root>/data/other,a}/*",
+  "@(<root>/out|sub)/*",
+  "{x,\\.\\./\\.\\.}/*",
+  "{x,../..}/*",
+  "{x,[.][.]/[.][.]}/*",
+  "{~,sub}/*",
+  "\\.\\./*",
+  "\\.\\./\\.\\./*",
+  "[.][.]/*",
+  "{.,}{.,}/*",
+  ".{,x}./*",
+  "{..,x}/*",
+  "{a,sub}/*",
+  "*.{txt,png}",
+  "[.]*",
+  ".[!.]*",
+  "@(a|sub)/*",
+  "\\*",
+  "sub\\..\\..\\*",
+  "<root>\\out\\*",
+  "{.,x}y/*",
+];
+
+const patternArb: fc.Arbitrary<string> = fc
+  .tuple(pathArb, fc.constantFrom(...GLOB_TAILS))
+  .map(([p, g]) => `${p === "" ? "" : p + "/"}${g}`);
+
 export const callArb: fc.Arbitrary<Call> = fc.oneof(
   pathArb.map((p) => ({ tool: "read", input: { path: p } })),
   pathArb.map((p) => ({ tool: "write", input: { path: p, content: "x" } })),
   pathArb.map((p) => ({ tool: "ls", input: { path: p } })),
-  fc
-    .tuple(pathArb, fc.constantFrom("*", "**/*.txt", "*/.."))
-    .map(([p, g]) => ({ tool: "find", input: { pattern: `${p === "" ? "" : p + "/"}${g}` } })),
+  patternArb.map((p) => ({ tool: "find", input: { pattern: p } })),
+  patternArb.map((p) => ({ tool: "Glob", input: { pattern: p } })),
   pathArb.map((p) => ({ tool: "Read", input: { file_path: p } })),
 );
 
@@ -157,7 +194,7 @@ export function policyOf(world: World, root: string): GatePolicy {
   return {
     workspace: root + world.workspace,
     home: root + world.home,
-    builtInTools: ["read", "write", "ls", "find", "Read"],
+    builtInTools: ["read", "write", "ls", "find", "Read", "Glob"],
     typedTools: [],
   };
 }
@@ -188,10 +225,31 @@ export function opensWhat(call: Call, cwd: string, piPaths: PiPaths): string {
     case "ls":
       return piPaths.resolveToCwd(i.path as string, cwd);
     case "find":
+    case "Glob":
       return cwd;
     default:
       return resolvePath(cwd, i.file_path as string);
   }
+}
+
+/**
+ * The first path node's fs.glob expands a pattern to, searched from cwd, that lies outside the
+ * workspace (as given or real) by its name alone, or null. A glob library of that kind opens
+ * every brace alternative and unescaped name as a path; links it follows from inside are the
+ * Limits' business (docs/gate.md), so the check is lexical.
+ */
+export function globEscape(pattern: string, cwd: string, workspaces: readonly string[]): string | null {
+  let found: string[];
+  try {
+    found = globSync(pattern, { cwd });
+  } catch {
+    return null;
+  }
+  for (const f of found) {
+    const abs = resolvePath(cwd, f);
+    if (!workspaces.some((w) => isWithin(abs, w))) return abs;
+  }
+  return null;
 }
 
 /** Why the kernel says a path is not a safe place inside wsReal (outside, dangling, a loop), or null. */
@@ -319,6 +377,9 @@ function checkCalls(c: FuzzCase, root: string, piPaths: PiPaths): CaseResult {
       const opened = opensWhat(call, wsReal, piPaths);
       const v = kernelViolation(opened, wsReal);
       if (v !== null) return fail({ call, problem: `false allow: ${v}` });
+      if (typeof call.input.pattern !== "string") continue;
+      const out = globEscape(call.input.pattern, wsReal, [wsReal, policy.workspace]);
+      if (out !== null) return fail({ call, problem: `false allow: node's fs.glob expands it to ${out}` });
     }
   } finally {
     if (savedHome === undefined) delete process.env.HOME;

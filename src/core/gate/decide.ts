@@ -1,7 +1,8 @@
 import { isAbsolute, isWithin } from "../paths.ts";
 import { fileTool, type PathField } from "./file-tools.ts";
 import type { FsEntry, FsView } from "./fs-view.ts";
-import { claudeGlobBase, climbsAfterWildcard, splitPattern } from "./pattern.ts";
+import { claudeBaseToCheck, patternReadings, splitPattern } from "./pattern.ts";
+import { describeRefusal, refusePattern } from "./pattern-rules.ts";
 import { normaliseAbsolute, normalisePiPath, readSpellings, resolveLexical } from "./pi-paths.ts";
 import { readGatePolicy, type GatePolicy } from "./policy-shape.ts";
 import { resolvePhysical, type Resolution } from "./resolve.ts";
@@ -68,15 +69,23 @@ function checkField(ctx: Ctx, f: PathField, args: Record<string, unknown>, spell
   if (v === undefined) return f.required ? "missing" : null;
   if (typeof v !== "string") return "not a string";
   if (f.role === "path") return checkPath(ctx, v, spellings);
-  const parts = splitPattern(v);
-  const climb = climbsAfterWildcard(parts);
-  if (climb !== null)
-    return `${JSON.stringify(v)} has ".." after a wildcard (${JSON.stringify(climb)}), which could climb out`;
+  for (const r of patternReadings(v)) {
+    const problem = checkPattern(ctx, r.pattern, args);
+    if (problem !== null) return `${r.how}${problem}`;
+  }
+  return null;
+}
+
+/** One reading of a pattern: the rules first, then its fixed parts as paths. */
+function checkPattern(ctx: Ctx, v: string, args: Record<string, unknown>): string | null {
+  // safety: gate-pattern-rules-unchecked
+  const refused = refusePattern(v);
+  if (refused !== null) return describeRefusal(refused);
   // Two fixed parts: the gate's own short cut, and the longer one Claude Code's Glob searches
   // (a ] } \ or extglob does not end it), which may go through a link the short one stops before.
-  const bases = [{ what: "its fixed prefix", base: parts.prefix }];
+  const bases = [{ what: "its fixed prefix", base: splitPattern(v).prefix }];
   // safety: gate-glob-base-unchecked
-  bases.push({ what: "its fixed part as Claude Code's Glob cuts it,", base: claudeGlobBase(v) });
+  bases.push({ what: "its fixed part as Claude Code's Glob cuts it,", base: claudeBaseToCheck(v) });
   for (const { what, base } of bases) {
     if (base === "") continue;
     // A base names a path on its own (a tool may expand ~ in it) and, when the tool has a path
