@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, closeSync, lstatSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Finding } from "../src/core/workspace/findings.ts";
@@ -7,12 +7,11 @@ import { inspectWorkspace, WALK_BOUNDS, type WalkBounds } from "../src/core/work
 import { planRemedies, REPORT_LISTS, relativeTo, type WorkspaceCheck } from "../src/core/workspace/remedy.ts";
 import type { WorkspaceView } from "../src/core/workspace/tree-view.ts";
 import type { WorkspaceTree } from "../src/conformance/worlds/tree.ts";
-import { liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
-import { at, openDirAt, openDirPath } from "../src/host/dir-fd.ts";
 import { checkWorkspace } from "../src/host/workspace-check.ts";
 import { LEGIT_REPO } from "./support/workspace-cases.ts";
 import { caseView, layOutBytes } from "./support/workspace-tree.ts";
+import { CHECK_AS, makeDeep } from "../src/conformance/worlds/racer.ts";
 
 // The end-of-session check's work is bounded whatever a session leaves: past its entries or
 // findings bound the walk stops and says unsafe; a directory past its depth or path-length bound
@@ -20,10 +19,8 @@ import { caseView, layOutBytes } from "./support/workspace-tree.ts";
 // remedies grows with the findings, not their square; and the report stays small. Work is counted,
 // never timed: a test's verdict cannot depend on the machine's load.
 const WS = "/srv/ws";
-const CHECK_AS = join(import.meta.dirname, "support/check-as.ts");
-const LOOP = join(import.meta.dirname, "support/check-loop.ts");
 
-// The heavy on-disk runs go in a process of their own (check-as.ts, check-loop.ts): the same
+// The heavy on-disk runs go in a process of their own (check-as.ts): the same
 // shipped code, kept out of the sweep's per-test coverage, so a generated mutant of src/core does
 // not rerun them each.
 
@@ -34,15 +31,6 @@ function checkAs(ws: string, q: string): WorkspaceCheck {
   return JSON.parse(run.stdout) as WorkspaceCheck;
 }
 
-/** check-loop.ts's tally (handover mode: it hands the workspace to 65534). */
-function loop(mode: string, ws: string, arg: string, n: number, watched: string): Record<string, number> {
-  const run = spawnSync(process.execPath, [LOOP, mode, ws, arg, String(n), watched], {
-    encoding: "utf8",
-    timeout: 110_000,
-  });
-  expect(run.status, run.stderr).toBe(0);
-  return JSON.parse(run.stdout);
-}
 const Q = "/srv/q";
 const bounds = (b: Partial<WalkBounds>): WalkBounds => ({ ...WALK_BOUNDS, ...b });
 const kinds = (fs: Finding[]) => fs.map((f) => [f.kind, relativeTo(WS, f.path)]);
@@ -147,53 +135,31 @@ describe("the bounds on disk", () => {
     spawnSync("rm", ["-rf", scratch.root]);
     scratch.remove();
   });
-  const itRoot = liveIt("root", process.getuid?.() === 0 ? null : "handing a tree to another uid needs root");
 
-  /** A chain of `levels` directories named d below root, made by descriptor (no path that long can be named). */
-  function makeDeep(root: string, levels: number): void {
-    let fd = openDirPath(root);
-    for (let i = 0; i < levels; i++) {
-      mkdirSync(at(fd, "d"));
-      const next = openDirAt(fd, "d");
-      closeSync(fd);
-      fd = next;
-    }
-    writeFileSync(at(fd, "rootshell"), "x");
-    chmodSync(at(fd, "rootshell"), 0o4755);
-    closeSync(fd);
-  }
-
-  itRoot(
-    "a tree 2,100 levels deep (past PATH_MAX): the check moves what lies past the depth bound out whole, the workspace is quarantined, and handing it to the session's uid works before and after",
-    () => {
-      const ws = join(scratch.root, "deep/ws");
-      const q = join(scratch.root, "deep/q");
-      layOutBytes(LEGIT_REPO, ws);
-      makeDeep(ws, 2_100);
-      // Positive control: a path-based walk cannot even name the bottom of the tree.
-      const bottom = join(ws, ...Array.from({ length: 2_100 }, () => "d"), "rootshell");
-      expect(() => lstatSync(bottom), "a path to the bottom is past PATH_MAX").toThrow(/ENAMETOOLONG/);
-      // The handover and the check each in a process of their own, as the launcher runs them.
-      const handover = () => loop("handover", ws, "-", 1, ws);
-      expect(handover().handed, "the handover copes before the check").toBeGreaterThan(WALK_BOUNDS.depth);
-      const report = checkAs(ws, q);
-      expect(report.verdict, JSON.stringify(report)).toBe("quarantined");
-      const deepest = Array.from({ length: WALK_BOUNDS.depth + 1 }, () => "d").join("/");
-      expect(report.verdict === "quarantined" ? report.done : []).toEqual([
-        {
-          kind: "too-deep",
-          path: deepest,
-          did: "moved",
-          to: `files/${deepest}`,
-          detail: "more than 256 levels or 3000 bytes below the workspace",
-        },
-      ]);
-      expect(statSync(join(q, "files", deepest)).isDirectory(), "the subtree is in the quarantine, whole").toBe(true);
-      expect(checkAs(ws, `${q}-again`).verdict, "a second check finds nothing").toBe("clean");
-      expect(handover().ran, "the handover after the check").toBe(1);
-    },
-    120_000,
-  );
+  // Handing such a tree to the session's uid needs root: live/handover.test.ts.
+  it("a tree 2,100 levels deep (past PATH_MAX): the check moves what lies past the depth bound out whole, and the workspace is quarantined", () => {
+    const ws = join(scratch.root, "deep/ws");
+    const q = join(scratch.root, "deep/q");
+    layOutBytes(LEGIT_REPO, ws);
+    makeDeep(ws, 2_100);
+    // Positive control: a path-based walk cannot even name the bottom of the tree.
+    const bottom = join(ws, ...Array.from({ length: 2_100 }, () => "d"), "rootshell");
+    expect(() => lstatSync(bottom), "a path to the bottom is past PATH_MAX").toThrow(/ENAMETOOLONG/);
+    const report = checkAs(ws, q);
+    expect(report.verdict, JSON.stringify(report)).toBe("quarantined");
+    const deepest = Array.from({ length: WALK_BOUNDS.depth + 1 }, () => "d").join("/");
+    expect(report.verdict === "quarantined" ? report.done : []).toEqual([
+      {
+        kind: "too-deep",
+        path: deepest,
+        did: "moved",
+        to: `files/${deepest}`,
+        detail: "more than 256 levels or 3000 bytes below the workspace",
+      },
+    ]);
+    expect(statSync(join(q, "files", deepest)).isDirectory(), "the subtree is in the quarantine, whole").toBe(true);
+    expect(checkAs(ws, `${q}-again`).verdict, "a second check finds nothing").toBe("clean");
+  }, 120_000);
 
   // 20,000 files to make, check and clear: 4 s alone here, several times that when the tier shares two cores.
   it("20,000 findings: every one is remedied, the report lists REPORT_LISTS of each and counts the rest, and stays small", {

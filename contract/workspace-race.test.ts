@@ -1,49 +1,16 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { LOOP, loop, race, tick } from "../src/conformance/worlds/racer.ts";
 
 // Another process of the session's uid may still write the workspace while the host acts on it:
 // the workspace is that uid's. Each test races the shipped code thousands of times against a
 // process swapping a name the host acts on for a link out of the workspace (or a fifo), and shows
 // the outside never changes; its positive control does the same act by path, as the code once
-// did, and is fooled, which proves the race is real and the window reachable.
-const RACER = join(import.meta.dirname, "support/swap-racer.ts");
-const LOOP = join(import.meta.dirname, "support/check-loop.ts");
-const itRoot = liveIt("root", process.getuid?.() === 0 ? null : "a chown to another uid needs root");
-
-/** Starts the racer and waits for it to say it races; stop() ends it by closing its stdin. */
-async function race(...args: string[]): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [RACER, ...args], { stdio: ["pipe", "pipe", "inherit"] });
-  await new Promise<void>((ok, fail) => {
-    child.stdout!.once("data", () => ok());
-    child.once("exit", (code) => fail(new Error(`the racer exited ${code} before racing`)));
-  });
-  return {
-    child,
-    stop: () =>
-      new Promise<void>((ok) => {
-        child.once("exit", () => ok());
-        child.stdin!.end();
-      }),
-  };
-}
-
-/** The shipped code's loop in a process of its own (check-loop.ts), while the racer races: what it did, and how often the watched path changed. */
-function loop(mode: string, ws: string, arg: string, n: number, watched: string): Record<string, number> {
-  const r = spawnSync(process.execPath, [LOOP, mode, ws, arg, String(n), watched], {
-    encoding: "utf8",
-    timeout: 120_000,
-  });
-  expect(r.status, `the loop ran to its end: ${r.stderr}`).toBe(0);
-  return JSON.parse(r.stdout);
-}
-
-/** Yields to the event loop now and then, so the racer's pipes stay served while a synchronous loop runs. */
-const tick = () => new Promise((ok) => setImmediate(ok));
-
+// did, and is fooled, which proves the race is real and the window reachable. The handover's race
+// needs root and runs in the live tier (live/handover.test.ts).
 describe("the end-of-session check never acts through a name a racer swaps", () => {
   const scratch = makeScratch("ws-race");
   afterAll(() => scratch.remove());
@@ -130,39 +97,4 @@ describe("the end-of-session check never acts through a name a racer swaps", () 
       await r.stop();
     }
   }, 150_000);
-});
-
-describe("the handover never chowns through a name a racer swaps", () => {
-  const scratch = makeScratch("handover-race");
-  afterAll(() => scratch.remove());
-
-  itRoot(
-    "a file swapped for a link to a root file: 1,000 handovers never give the root file away; a chown by path is fooled",
-    async () => {
-      const ws = join(scratch.root, "ws");
-      const outside = join(scratch.root, "root-file");
-      mkdirSync(join(ws, "bin"), { recursive: true });
-      writeFileSync(outside, "root's\n");
-      const id = { uid: 65534, gid: 65534 };
-      const r = await race("file-link", join(ws, "bin"), "s", outside);
-      try {
-        const t = loop("handover", ws, "-", 1_000, outside);
-        expect(t.changed, "the root file beyond the link stays root's").toBe(0);
-        expect(t.handed, "the handover did chown the racer's files, so it did race").toBeGreaterThan(0);
-        let fooled = 0;
-        for (let i = 0; i < 50_000 && fooled === 0; i++) {
-          const s = join(ws, "bin/s");
-          try {
-            if (lstatSync(s).isFile()) chownSync(s, id.uid, id.gid);
-          } catch {}
-          if (statSync(outside).uid !== 0) fooled++;
-          if (i % 500 === 0) await tick();
-        }
-        expect(fooled, "a chown by path follows the link swapped in: the race is real").toBeGreaterThan(0);
-      } finally {
-        await r.stop();
-      }
-    },
-    150_000,
-  );
 });

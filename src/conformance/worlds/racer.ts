@@ -1,0 +1,59 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { chmodSync, closeSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { at, openDirAt, openDirPath } from "../../host/dir-fd.ts";
+import { REPO_ROOT } from "../golden/golden.ts";
+
+// Races for the host's acts on a workspace its session's uid still writes: a racer swapping names
+// (swap-racer.ts) and the shipped code's loop (check-loop.ts), each a process of its own, so a
+// synchronous loop of the host's code races a writer it cannot starve.
+const SUPPORT = join(REPO_ROOT, "contract/support");
+const RACER = join(SUPPORT, "swap-racer.ts");
+export const LOOP = join(SUPPORT, "check-loop.ts");
+/** The end-of-session check in a process of its own: `node CHECK_AS <workspace> <quarantine>` prints its report. */
+export const CHECK_AS = join(SUPPORT, "check-as.ts");
+
+/** Starts the racer and waits for it to say it races; stop() ends it by closing its stdin. */
+export async function race(...args: string[]): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [RACER, ...args], { stdio: ["pipe", "pipe", "inherit"] });
+  await new Promise<void>((ok, fail) => {
+    child.stdout!.once("data", () => ok());
+    child.once("exit", (code) => fail(new Error(`the racer exited ${code} before racing`)));
+  });
+  return {
+    child,
+    stop: () =>
+      new Promise<void>((ok) => {
+        child.once("exit", () => ok());
+        child.stdin!.end();
+      }),
+  };
+}
+
+/** check-loop.ts's tally: what the shipped code did, and how often the watched path changed. */
+export function loop(mode: string, ws: string, arg: string, n: number, watched: string): Record<string, number> {
+  const r = spawnSync(process.execPath, [LOOP, mode, ws, arg, String(n), watched], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  expect(r.status, `the loop ran to its end: ${r.stderr}`).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+/** Yields to the event loop now and then, so the racer's pipes stay served while a synchronous loop runs. */
+export const tick = () => new Promise((ok) => setImmediate(ok));
+
+/** A chain of `levels` directories named d below root, made by descriptor (no path that long can be named), a setuid file at the bottom. */
+export function makeDeep(root: string, levels: number): void {
+  let fd = openDirPath(root);
+  for (let i = 0; i < levels; i++) {
+    mkdirSync(at(fd, "d"));
+    const next = openDirAt(fd, "d");
+    closeSync(fd);
+    fd = next;
+  }
+  writeFileSync(at(fd, "rootshell"), "x");
+  chmodSync(at(fd, "rootshell"), 0o4755);
+  closeSync(fd);
+}
