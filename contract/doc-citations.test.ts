@@ -1,6 +1,8 @@
 // Every document a comment or a doc cites exists, and every section cited as
 // `docs/<doc>.md, "<Heading>"` is a heading of it (issue 19: comments cited a protocol document
-// that was never written). The checker is pure: files in, problems out as `file:line: ...`.
+// that was never written). Every repository path and every `name()` a Markdown document puts in
+// backticks exists: a file moved or a function renamed leaves no doc pointing at nothing. The
+// checkers are pure: files in, problems out as `file:line: ...`.
 // Not checked: names in string literals (only comments cite), a path whose first directory is
 // not one of the repository's (`ws/AGENTS.md` is a workspace's), and the names NOT_OURS lists.
 import { readdirSync, readFileSync } from "node:fs";
@@ -134,6 +136,73 @@ export function tsComments(text: string): Array<{ line: number; text: string }> 
   return out;
 }
 
+/**
+ * Names cited as `name()` in docs that are not this repository's functions: each with what it is.
+ * A name here is exempt; a name in neither this table nor the sources is a problem.
+ */
+export const NOT_OUR_NAMES: ReadonlyMap<string, string> = new Map([
+  ["enableSnapshotUpdate", "vitest's snapshot state API, which the mutation worker calls"],
+  ["resetSnapshotUpdate", "vitest's snapshot state API, which the mutation worker calls"],
+  ["toString", "JavaScript's own Object.prototype.toString"],
+  ["pause", "node's Readable.prototype.pause"],
+]);
+
+/** A backticked span, outside fenced code: its text and its line. */
+function backticked(text: string): Array<{ line: number; text: string }> {
+  let fenced = false;
+  return text.split("\n").flatMap((l, i) => {
+    if (/^\s*(```|~~~)/.test(l)) fenced = !fenced;
+    return fenced ? [] : [...l.matchAll(/`([^`\n]+)`/g)].map((m) => ({ line: i + 1, text: m[1]!.trim() }));
+  });
+}
+
+/** `a/{b,c}.ts` as a/b.ts and a/c.ts. */
+function expandBraces(path: string): string[] {
+  const m = /\{([^{}]*)\}/.exec(path);
+  if (m === null) return [path];
+  const [before, after] = [path.slice(0, m.index), path.slice(m.index + m[0].length)];
+  return m[1]!.split(",").flatMap((alt) => expandBraces(before + alt + after));
+}
+
+/** A backticked repository path (`src/x.ts`, `src/x.ts:12`, `docs/<doc>.md#heading`, `src/{a,b}.ts`, `live/`), or null. */
+function citedPath(span: string, roots: ReadonlySet<string>): string | null {
+  const path = span.replace(/:\d+(-\d+)?$/, "").replace(/#.*$/, "");
+  if (!/^[\w.-]+(\/[\w.{},*-]*)+$/.test(path)) return null;
+  return roots.has(path.split("/")[0]!) ? path : null;
+}
+
+/**
+ * Every backticked repository path in the documents exists (a `*` segment is not looked up; the
+ * rest is), and every backticked `name()` is a function, method or const the sources define, or
+ * NOT_OUR_NAMES says what it is.
+ */
+export function referenceProblems(
+  docs: readonly SourceFile[],
+  repo: { roots: ReadonlySet<string>; exists: (path: string) => boolean; defines: (name: string) => boolean },
+): string[] {
+  return docs.flatMap((d) =>
+    backticked(d.text).flatMap(({ line, text }) => {
+      const path = citedPath(text, repo.roots);
+      if (path !== null)
+        return expandBraces(path)
+          .filter((p) => !p.includes("*") && !repo.exists(p))
+          .map((p) => `${d.path}:${line}: cites ${p}, which does not exist`);
+      const name = /^([A-Za-z_$][\w$]*)\(\)$/.exec(text)?.[1];
+      if (name === undefined || NOT_OUR_NAMES.has(name) || repo.defines(name)) return [];
+      return [`${d.path}:${line}: cites ${name}(), which no source defines (or NOT_OUR_NAMES exempts)`];
+    }),
+  );
+}
+
+/** Whether the sources define `name`: a function, a const or let, or a method or property written as one. */
+export function definesName(sources: string, name: string): boolean {
+  const n = name.replace(/\$/g, "\\$");
+  return new RegExp(
+    `\\bfunction\\*?\\s+${n}\\b|\\b(?:const|let|var)\\s+${n}\\s*[=:]|^\\s*(?:export\\s+)?(?:async\\s+)?(?:static\\s+)?(?:private\\s+)?(?:readonly\\s+)?${n}\\s*[(<=:]`,
+    "m",
+  ).test(sources);
+}
+
 /** A Markdown document's headings, outside fenced code. */
 export function markdownHeadings(text: string): string[] {
   const out: string[] = [];
@@ -248,6 +317,27 @@ describe("the documents comments and docs cite exist", () => {
     expect(citationProblems(files, repo)).toEqual([]);
   });
 
+  it("every repository path and name() a document cites in backticks exists", () => {
+    const all = walk(ROOT);
+    const docs = all
+      .filter((p) => p.endsWith(".md"))
+      .map((path) => ({ path, text: readFileSync(join(ROOT, path), "utf8") }));
+    const sources = all
+      .filter((p) => /\.(ts|mjs|cjs|js)$/.test(p))
+      .map((p) => readFileSync(join(ROOT, p), "utf8"))
+      .join("\n");
+    const known = new Set(all);
+    const exists = (p: string) =>
+      known.has(p.replace(/\/$/, "")) || all.some((f) => f.startsWith(p.endsWith("/") ? p : `${p}/`));
+    expect(docs.length, "every .md of the repository").toBeGreaterThan(20);
+    expect(referenceProblems(docs, { roots: repo.roots, exists, defines: (n) => definesName(sources, n) })).toEqual([]);
+    for (const name of NOT_OUR_NAMES.keys())
+      expect(
+        docs.some((d) => d.text.includes(`\`${name}()\``)),
+        `${name}() is still cited: an exemption nothing needs is stale`,
+      ).toBe(true);
+  });
+
   it("every name NOT_OURS exempts is still cited somewhere: an exemption nothing needs is stale", () => {
     const cited = new Set(
       files.flatMap((f) => citingLines(f).flatMap(({ text }) => [...text.matchAll(CITATION)].map((m) => m[1]!))),
@@ -301,6 +391,39 @@ describe("the checker itself (positive control)", () => {
       "docs/b.md:3: cites GONE.md, which does not exist (looked for GONE.md, docs/GONE.md)",
       'docs/b.md:8: cites docs/protocols.md, "Tool sockets", which is not a heading of docs/protocols.md',
     ]);
+  });
+
+  it("reports a backticked path or name() that does not exist, and nothing else", () => {
+    const doc: SourceFile = {
+      path: "docs/c.md",
+      text: [
+        "`src/a.ts` and `src/a.ts:12` and `docs/c.md#x` and `src/{a,gone}.ts` and `src/*.ts`.",
+        "`src/gone/` and `ws/AGENTS.md` (not ours) and `<run>/x.json` and `npm test`.",
+        "`planBundle()` and `renamed()` and `toString()` and `planBundle(x)`.",
+        "```",
+        "`src/fenced-away.ts`",
+        "```",
+      ].join("\n"),
+    };
+    const present = new Set(["src/a.ts", "docs/c.md"]);
+    expect(
+      referenceProblems([doc], {
+        roots: new Set(["src", "docs"]),
+        exists: (p) => present.has(p),
+        defines: (n) => definesName("export function planBundle(x) {}", n),
+      }),
+    ).toEqual([
+      "docs/c.md:1: cites src/gone.ts, which does not exist",
+      "docs/c.md:2: cites src/gone/, which does not exist",
+      "docs/c.md:3: cites renamed(), which no source defines (or NOT_OUR_NAMES exempts)",
+    ]);
+  });
+
+  it("a definition is a function, a const, or a method written as one; a call is not", () => {
+    expect(definesName("function planBundle() {}", "planBundle")).toBe(true);
+    expect(definesName("export const decide = (x) => x;", "decide")).toBe(true);
+    expect(definesName("class A {\n  async close(): Promise<void> {}\n}", "close")).toBe(true);
+    expect(definesName("const x = planBundle();", "planBundle")).toBe(false);
   });
 
   it("finds comments, not strings, templates or regexes", () => {
