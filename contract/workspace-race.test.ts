@@ -3,7 +3,7 @@ import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, writeFil
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
-import { LOOP, loop, race, tick } from "../src/conformance/worlds/racer.ts";
+import { LOOP, loop, race, untilFooled } from "../src/conformance/worlds/racer.ts";
 
 // Another process of the session's uid may still write the workspace while the host acts on it:
 // the workspace is that uid's. Each test races the shipped code thousands of times against a
@@ -32,17 +32,15 @@ describe("the end-of-session check never acts through a name a racer swaps", () 
       expect(t.changed, "the founder's file beyond the link never changed mode").toBe(0);
       expect(t.cleared, "the check did clear the racer's setuid files, so it did race").toBeGreaterThan(0);
       // Positive control: lstat, then chmod by path, as the check did before.
-      let fooled = 0;
-      for (let i = 0; i < 50_000 && fooled === 0; i++) {
+      const tries = await untilFooled(() => {
         const s = join(ws, "bin/s");
         try {
           const st = lstatSync(s);
           if (st.isFile() && (st.mode & 0o6000) !== 0) chmodSync(s, st.mode & 0o7777 & ~0o6000);
         } catch {}
-        if ((statSync(outside).mode & 0o7777) !== 0o600) fooled++;
-        if (i % 500 === 0) await tick();
-      }
-      expect(fooled, "a chmod by path follows the link swapped in: the race is real").toBeGreaterThan(0);
+        return (statSync(outside).mode & 0o7777) !== 0o600;
+      });
+      expect(tries, "a chmod by path follows the link swapped in: the race is real").toBeGreaterThan(0);
     } finally {
       await r.stop();
     }
@@ -58,21 +56,20 @@ describe("the end-of-session check never acts through a name a racer swaps", () 
       const t = loop("check", ws, join(scratch.root, "move/q"), 3_000, join(founder, ".git/HEAD"));
       expect(t.changed, "the founder's .git beyond the link never left").toBe(0);
       expect(t.moved, "the check did move the racer's nested .git, so it did race").toBeGreaterThan(0);
-      let fooled = 0;
-      for (let i = 0; i < 50_000 && fooled === 0; i++) {
+      const tries = await untilFooled(() => {
         try {
           if (lstatSync(join(ws, "sub/.git")).isDirectory())
             renameSync(join(ws, "sub/.git"), join(scratch.root, "move/by-path"));
         } catch {}
-        if (lstatSync(join(founder, ".git/HEAD"), { throwIfNoEntry: false }) === undefined) fooled++;
+        const fooled = lstatSync(join(founder, ".git/HEAD"), { throwIfNoEntry: false }) === undefined;
         rmSync(join(scratch.root, "move/by-path"), { recursive: true, force: true });
-        if (i % 500 === 0) await tick();
-      }
-      expect(fooled, "a rename by path goes through the link swapped in: the race is real").toBeGreaterThan(0);
+        return fooled;
+      });
+      expect(tries, "a rename by path goes through the link swapped in: the race is real").toBeGreaterThan(0);
     } finally {
       await r.stop();
     }
-  }, 120_000);
+  }, 150_000);
 
   it("a HEAD git accepts swapped for a fifo: 2,000 checks finish; a plain open of what lstat called a file hangs", async () => {
     const { ws } = world("fifo");

@@ -57,3 +57,18 @@ export function makeDeep(root: string, levels: number): void {
   chmodSync(at(fd, "rootshell"), 0o4755);
   closeSync(fd);
 }
+
+/**
+ * A positive control's by-path act, tried against a running racer until it is fooled or `budgetMs`
+ * passes. Bounded by time, not by a count: how many tries the window takes varies with the
+ * machine's cores and load (tens of thousands on an idle two-core machine, seen here).
+ * Returns the tries it took, or 0 when the budget ran out unfooled.
+ */
+export async function untilFooled(attempt: () => boolean, budgetMs = 60_000): Promise<number> {
+  const end = Date.now() + budgetMs;
+  for (let i = 1; Date.now() < end; i++) {
+    if (attempt()) return i;
+    if (i % 500 === 0) await tick();
+  }
+  return 0;
+}
