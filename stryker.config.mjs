@@ -55,5 +55,8 @@ export default {
   tempDirName: ".stryker-tmp",
   concurrency: 2,
   timeoutMS: 30_000,
+  // The dry run is the whole contract tier in one process with per-test coverage: minutes, more on
+  // a loaded machine; StrykerJS's default of 5 minutes failed it.
+  dryRunTimeoutMinutes: 20,
   thresholds: { high: 90, low: 75, break: null },
 };

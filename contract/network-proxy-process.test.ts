@@ -129,7 +129,9 @@ describe("each session's proxy in a process of its own", () => {
       await host.stop();
       await up.close();
     }
-  }, 60_000);
+    // The control parses the whole body in a 2 GiB heap: seconds alone, a minute and more when the
+    // code is instrumented (the sweep) on a loaded machine. The bound is the heap, not the clock.
+  }, 240_000);
 
   it("a proxy process that cannot start: listening rejects with its exit and stderr, its log says so, and close() removes the socket", async () => {
     const o = options("cannot-start", "http://127.0.0.1:1");
