@@ -228,3 +228,33 @@ describe("start()", () => {
     else expect(JSON.parse(out)).toEqual({ error: "EACCES" });
   });
 });
+
+describe("start() with a sandbox that ends before its capability", () => {
+  /** Waits in onSpawn until the shell has exited (a zombie not yet reaped), so it ends before the proxy listens. */
+  const whenDead = (pid: number) => {
+    const state = () => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]![0];
+    for (let i = 0; i < 500 && state() !== "Z"; i++) execFileSync("sleep", ["0.01"]);
+  };
+
+  for (const [label, script, end] of [
+    ["exits 3", "exit 3", { kind: "code", code: 3 }],
+    ["is killed", "kill -9 $$", { kind: "signal", signal: "SIGKILL", ending: "killed" }],
+  ] as const) {
+    it(`one that ${label} is returned ended, its run void, and no capability is issued for it`, async () => {
+      const r = lw.request("pi-coder", `ls-early-${end.kind}`);
+      const p = withShell(asUserCaller(lw.ready(r.req)), script);
+      const s = await start({ ...p, req: { ...p.req, onSpawn: (child) => whenDead(child.pid!) } });
+      expect((await s.exited).end, "the session's own end, for its caller to read").toEqual(end);
+      expect(r.issued, "a void run is issued no capability").toEqual([]);
+      expect(r.ended).toEqual([p.req.instance.run]);
+    });
+  }
+
+  it("control: one that waits for its capability is issued exactly one, for its run", async () => {
+    const r = lw.request("pi-coder", "ls-early-control");
+    const p = withShell(asUserCaller(lw.ready(r.req)), "cat > /dev/null");
+    const s = await start(p);
+    expect((await s.exited).end).toEqual({ kind: "code", code: 0 });
+    expect(r.issued).toEqual([{ run: p.req.instance.run, instance: p.req.instance.instance }]);
+  });
+});

@@ -200,6 +200,9 @@ export async function start(prepared: PreparedLaunch): Promise<Session> {
     await proxy.catch((e: unknown) => {
       if (sandbox.child.exitCode === null && sandbox.child.signalCode === null) throw e;
     });
+    // A sandbox that ended meanwhile ended its run, whose capabilities stay void: the session is
+    // returned ended, for its caller to read how, rather than the broker's refusal of its run.
+    if (sandbox.child.exitCode !== null || sandbox.child.signalCode !== null) return s;
     // The capability goes on the runner's stdin, never to disk, argv or the environment.
     const cap = prepared.req.bus.issueCapability({ run: plan.sessionFile.run, instance: plan.sessionFile.instance });
     sandbox.child.stdin!.end(JSON.stringify({ cap }) + "\n"); // safety: cap-on-disk
