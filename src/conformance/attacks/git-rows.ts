@@ -138,7 +138,8 @@ export function gitRows(): AttackRow[] {
       id: "git-config-worktree",
       klass: "git metadata",
       what: "an existing .git/config.worktree (extensions.worktreeConfig on) cannot name a core.fsmonitor",
-      layers: ["protected:.git/config.worktree"],
+      // The end-of-session check moves a config.worktree git would not have written aside too.
+      layers: ["protected:.git/config.worktree", "end-check"],
       setup: (w) => {
         savePristine(w);
         writeOwned(
