@@ -178,3 +178,51 @@ describe("how the gate reads a pattern", () => {
     for (const [p, base] of cases) expect(claudeBaseToCheck(p), p).toBe(base);
   });
 });
+
+describe("a segment that spells .., edge by edge", () => {
+  it("an escape in a class is its character, as a range's start or its end", () => {
+    expect(classCanBeDot("\\-."), "an escaped - lists itself, then the dot").toBe(true);
+    expect(spellsDotDot("[\\-.]."), "[\\-.]").toBe(true);
+    expect(classCanBeDot("#-\\-"), "# to an escaped - stops short of the dot").toBe(false);
+    expect(classCanBeDot("#-\\/"), "# to an escaped / passes the dot").toBe(true);
+  });
+  it("a backslash last in a class body escapes nothing and is itself", () => {
+    expect(classCanBeDot("#-\\"), "# to \\ passes the dot").toBe(true);
+    expect(classCanBeDot("\\"), "a lone \\ lists no dot").toBe(false);
+  });
+  it("a - first or last in a class is one it lists, not a range", () => {
+    expect(classCanBeDot(".-")).toBe(true);
+    expect(spellsDotDot("[.-].")).toBe(true);
+    expect(classCanBeDot("!-/"), "negated: - and / left out, so the dot is in").toBe(true);
+    expect(spellsDotDot("[!-/].")).toBe(true);
+  });
+  it("characters with no - between them are each listed, after a range too", () => {
+    expect(classCanBeDot("a.b")).toBe(true);
+    expect(classCanBeDot("a-b.")).toBe(true);
+    expect(spellsDotDot("[a.b].")).toBe(true);
+  });
+  it("a ] first after ^ is listed, as after !", () => {
+    expect(classEnd("[^]a]", 0)).toBe(4);
+    expect(spellsDotDot("[^]]."), "anything but ], so a dot").toBe(true);
+  });
+  it("a collating or equivalence item holding ] does not end the class", () => {
+    expect(classEnd("[[.].]]", 0)).toBe(6);
+    expect(classEnd("[[=]=]]", 0)).toBe(6);
+  });
+  it("a stray closer in a brace alternative is a character: the next alternative still counts", () => {
+    expect(splitTopLevel("a),b", ",")).toEqual(["a)", "b"]);
+    expect(spellsDotDot("{a),.}.")).toBe(true);
+  });
+  it("?, * and the other extglob marks open a group only right before a (", () => {
+    expect(spellsDotDot("..?x(y)"), "? is one more character").toBe(false);
+    expect(spellsDotDot("..*x(y)"), "x(y) is literal after *").toBe(false);
+  });
+  it("a ] with no [ before it is a character, not a class", () => {
+    expect(spellsDotDot("x.].")).toBe(false);
+  });
+  it("a backslash last in a segment escapes nothing and is itself", () => {
+    expect(() => spellingRe("..\\")).not.toThrow();
+    expect(spellingRe("..\\")).toBe("\\.\\.\\\\");
+    expect(spellsDotDot("..\\")).toBe(false);
+  });
+});
