@@ -4,13 +4,14 @@
 // this out and decides nothing, so every decision of a launch is a golden here, with its invariants.
 import { describe, expect, it } from "vitest";
 import { decideLaunch } from "../src/core/launch/decide-launch.ts";
-import { planBounds, type HostPlan } from "../src/core/session/host-plan.ts";
-import { planSession, type SessionPlan } from "../src/core/session/plan-session.ts";
-import { CGROUP_SETTINGS } from "../src/core/sandbox/cgroups.ts";
+import { planBounds, planHostSide, type HostPlan, type HostPlanInputs } from "../src/core/session/host-plan.ts";
+import { planSession, type SessionInputs, type SessionPlan } from "../src/core/session/plan-session.ts";
+import { CGROUP_SETTINGS, type CgroupPlan } from "../src/core/sandbox/cgroups.ts";
+import { MosaicError } from "../src/core/errors.ts";
 import { SESSION_LIMITS } from "../src/core/sandbox/limits.ts";
 import { SECCOMP_RULES } from "../src/core/sandbox/seccomp.ts";
 import { RUNNER_NODE_MODE } from "../src/core/sandbox/runner-node.ts";
-import type { HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
+import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
 import { isWithin } from "../src/core/paths.ts";
 import { FIXTURE_REPO, HOST_LAYOUTS, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
 import { normalise } from "../src/conformance/golden/golden.ts";
@@ -263,5 +264,160 @@ describe("planBounds reads the enforcers off the plan", () => {
       ["homeBytes", []],
       ["shmBytes", []],
     ]);
+  });
+});
+
+/** planHostSide's inputs for one Pi session of a root caller; each test changes the ones it is about. */
+function hostInputs(over: Partial<HostPlanInputs> = {}): HostPlanInputs {
+  const runDir = "/srv/mosaic-data/runs/r-host";
+  return {
+    facts: HOST_LAYOUTS["root-caller"]!.facts,
+    stateDir: STATE,
+    runDir,
+    run: "r-host",
+    workspace: "/srv/work/r-host",
+    network: "model-only",
+    grants: ["web-search"],
+    credentialSet: null,
+    hostEnv: {},
+    bundleDir: `${runDir}/bundle`,
+    piAgentDir: `${runDir}/session/pi-agent`,
+    hasModelsFile: true,
+    harness: "pi",
+    launchedAt: { hostPid: 4242, now: 1_700_000_000_000 },
+    argv: [],
+    binds: [],
+    ...over,
+  };
+}
+
+describe("planHostSide decides from its inputs", () => {
+  it("a host whose arch has no seccomp filter is refused, naming the arch, rather than launched unfiltered", () => {
+    const facts = { ...HOST_LAYOUTS["root-caller"]!.facts, arch: "riscv64" };
+    let err: unknown;
+    try {
+      planHostSide(hostInputs({ facts }));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(MosaicError);
+    const { code, field, message } = err as MosaicError;
+    expect({ code, field, message }).toEqual({
+      code: "seccomp-arch",
+      field: "hostFacts.arch",
+      message: "hostFacts.arch: no seccomp filter is written for riscv64",
+    });
+    expect(planHostSide(hostInputs({ facts: { ...facts, arch: "arm64" } })).seccomp.arch, "arm64 has one").toBe(
+      "aarch64",
+    );
+  });
+
+  it("a session without network has no model proxy; one with a model gets exactly its grants", () => {
+    expect(planHostSide(hostInputs({ network: "none" })).modelProxy).toBe(null);
+    for (const grants of [[], ["web-search"], ["web-search", "file-sources"]] as const)
+      expect(planHostSide(hostInputs({ grants })).modelProxy?.grants, grants.join(",")).toEqual(grants);
+  });
+
+  it("Pi's models.json copy is planned only when the bundle has one and Pi has an agent dir", () => {
+    const dir = "/srv/mosaic-data/runs/r-host/session/pi-agent";
+    const piModels = (hasModelsFile: boolean, piAgentDir: string | null) =>
+      planHostSide(hostInputs({ hasModelsFile, piAgentDir })).piModels;
+    expect(piModels(true, dir)).toBe(`${dir}/models.json`);
+    expect(piModels(false, dir), "no models.json in the bundle: nothing to copy").toBe(null);
+    expect(piModels(true, null), "no agent dir: nowhere Pi reads it").toBe(null);
+    expect(piModels(false, null)).toBe(null);
+  });
+});
+
+describe("planBounds counts an enforcer only where it applies", () => {
+  const L = SESSION_LIMITS;
+  const byOf = (bounds: ReturnType<typeof planBounds>) => Object.fromEntries(bounds.map((b) => [b.name, b.by]));
+  const tmpfs = (row: Bind["row"], size: number): Bind => ({
+    source: null,
+    inside: `/${row}`,
+    mode: "tmpfs",
+    why: "",
+    row,
+    size,
+  });
+  const cgroup = (settings: Array<[string, number]>): CgroupPlan => ({
+    name: "n",
+    dirs: [
+      {
+        dir: "/sys/fs/cgroup/mosaic-sessions/n",
+        base: "/sys/fs/cgroup/mosaic-sessions",
+        version: 2,
+        controllers: ["pids", "memory"],
+        settings: settings.map(([file, value]) => ({ file, value, why: "" })),
+      },
+    ],
+  });
+
+  it("a tmpfs's size bounds its own mount only, not another of the same size", () => {
+    // HOME and /dev/shm have the same bound: HOME's tmpfs says nothing of /dev/shm's.
+    expect(L.homeBytes.value).toBe(L.shmBytes.value);
+    const by = byOf(planBounds([], [tmpfs("home", L.homeBytes.value), tmpfs("shm", L.tmpBytes.value)], cgroup([])));
+    expect([by.homeBytes, by.shmBytes, by.tmpBytes]).toEqual([["HOME tmpfs --size"], [], []]);
+  });
+
+  it("a cgroup setting is a bound's enforcer only under the bound's exact file name and with its value", () => {
+    const enforced = (file: string, value: number) => {
+      const by = byOf(planBounds([], [], cgroup([[file, value]])));
+      return [...by.tasks!, ...by.memoryBytes!];
+    };
+    expect(enforced("pids.max", L.tasks.value)).toEqual(["pids cgroup"]);
+    expect(enforced("memory.max", L.memoryBytes.value)).toEqual(["memory cgroup"]);
+    expect(enforced("memory.limit_in_bytes", L.memoryBytes.value)).toEqual(["memory cgroup"]);
+    expect(enforced("pids.max", L.tasks.value + 1), "pids.max set to another value").toEqual([]);
+    expect(enforced("memory.max", L.tasks.value), "memory.max set to another value").toEqual([]);
+    expect(enforced("pids.current", L.tasks.value), "another file, the bound's value").toEqual([]);
+    // Names that hold a bound's file name without being it, v1's memory.max_usage_in_bytes among them.
+    for (const file of ["misc.pids.max", "pids.max.old", "x.memory.max", "memory.max_usage_in_bytes"])
+      expect(enforced(file, file.includes("pids") ? L.tasks.value : L.memoryBytes.value), file).toEqual([]);
+  });
+});
+
+/** planSession for case c on a root caller's host, with some of its inputs changed. */
+function planWith(c: LaunchCase, over: (i: SessionInputs) => Partial<SessionInputs>): SessionPlan {
+  const facts = HOST_LAYOUTS["root-caller"]!.facts;
+  const d = decideLaunch(c.instance, c.settings, c.facts, c.env);
+  if (d.kind !== "launch") throw new Error(`${c.name}: expected a launch, got ${d.code}`);
+  const inp: SessionInputs = {
+    plan: d.plan,
+    instance: c.instance,
+    facts,
+    fs: fixtureWorkspaceView({ workspace: c.instance.workspace } as SandboxSpec),
+    repo: FIXTURE_REPO,
+    runDir: c.facts.runDir,
+    brokerSocket: "/srv/mosaic-data/broker.sock",
+    launchSocket: "/srv/mosaic-data/launch.sock",
+    runnerFiles: [],
+    packages: [],
+    adapter: { kind: "harness" },
+    hostEnv: c.env,
+    stateDir: STATE,
+    launchedAt: { hostPid: 4242, now: 1_700_000_000_000 },
+  };
+  return planSession({ ...inp, ...over(inp) });
+}
+
+describe("planSession hands the host side what it was given", () => {
+  const pi = () => loadCases().find((x) => x.name === "pi-coder")!;
+
+  it("the model upstream the host passes in is where the proxy sends the calls, over the host's ANTHROPIC_BASE_URL", () => {
+    const hostEnv = { ...pi().env, ANTHROPIC_BASE_URL: "http://127.0.0.1:7/env" };
+    const given = planWith(pi(), () => ({ hostEnv, modelUpstream: "http://127.0.0.1:8/given" }));
+    expect(given.modelProxy?.upstream).toBe("http://127.0.0.1:8/given");
+    const none = planWith(pi(), () => ({ hostEnv }));
+    expect(none.modelProxy?.upstream, "none given: the host's ANTHROPIC_BASE_URL").toBe("http://127.0.0.1:7/env");
+  });
+
+  it("Pi's models.json is copied to its agent dir only when the bundle holds one", () => {
+    expect(planWith(pi(), () => ({})).piModels).toBe(`${pi().facts.runDir}/session/pi-agent/models.json`);
+    const without = planWith(pi(), (i) => {
+      const { "models.json": _, ...bundle } = i.plan.bundle;
+      return { plan: { ...i.plan, bundle } };
+    });
+    expect(without.piModels).toBe(null);
   });
 });

@@ -206,3 +206,38 @@ describe("recover(), the edges around a runner and a record", () => {
     }
   });
 });
+
+describe("recover() frees what an ended launch held", () => {
+  it("a root caller's launch: its uid lock is released and its identity files removed, another run's lock stays", async () => {
+    const w = world();
+    const uids = join(w.dir, "uids");
+    mkdirSync(uids);
+    const holder = (run: string) =>
+      JSON.stringify({ run, workspace: w.ws, hostPid: 1, at: "2026-01-01T00:00:00.000Z" });
+    const uidLock = join(uids, "70001.lock");
+    writeFileSync(uidLock, holder("r-uid"));
+    // A lock of the same name another run holds now: not this launch's to release.
+    const otherLock = join(uids, "70002.lock");
+    writeFileSync(otherLock, holder("r-other"));
+    const identityDir = join(w.dir, "identity", "r-uid");
+    mkdirSync(identityDir, { recursive: true });
+    for (const f of ["passwd", "group"]) writeFileSync(join(identityDir, f), "session:x:70001:70001::/:/bin/sh\n");
+    w.record("r-uid", { uidLock, identityDir });
+    w.record("r-stale", { uidLock: otherLock });
+
+    const out = await recover(w.registry, w.bus);
+
+    expect(out.map((r) => r.run).sort()).toEqual(["r-stale", "r-uid"]);
+    expect(existsSync(uidLock), "the uid is free for the next session").toBe(false);
+    expect(existsSync(otherLock), "another run's uid lock").toBe(true);
+    expect(existsSync(identityDir), "the session's passwd and group").toBe(false);
+  });
+
+  it("a launch whose identity files are already gone ends all the same", async () => {
+    const w = world();
+    w.record("r-gone", { identityDir: join(w.dir, "identity", "r-gone") });
+    const out = await recover(w.registry, w.bus);
+    expect(out.map((r) => r.run)).toEqual(["r-gone"]);
+    expect(w.registry.get("r-gone")!.end!.reason).toBe("host-lost");
+  });
+});
