@@ -226,3 +226,28 @@ describe("a segment that spells .., edge by edge", () => {
     expect(spellsDotDot("..\\")).toBe(false);
   });
 });
+
+describe("where a group starts and ends, read as node's fs.glob reads it", () => {
+  it("a group with a / that never closes is reported from its opener, not from the pattern's start", () => {
+    expect(groupHoldingSlash("src/{a/b")).toBe("{a/b");
+    expect(refusePattern("src/*/(x/y")?.piece).toBe("(x/y");
+  });
+  it("an escaped opener starts no alternative: \\{~x is a literal name, {~x a path from HOME", () => {
+    expect(refusePattern("\\{~x")).toBe(null);
+    expect(refusePattern("{~x"), "control: unescaped").toEqual({
+      rule: "group-alternative-from-root",
+      pattern: "{~x",
+      piece: "~x",
+    });
+  });
+  it("a closer ends its group: a , or | after it starts no alternative", () => {
+    expect(refusePattern("(a)|~x")).toBe(null);
+    expect(refusePattern("{a},~x")).toBe(null);
+    expect(refusePattern("(a|~x)")?.piece, "control: inside the group").toBe("~x");
+  });
+  it("a closer ends only its own level: the outer group's next alternative still counts, and a stray closer hides none", () => {
+    expect(refusePattern("{{a},~x}")?.piece).toBe("~x");
+    expect(refusePattern("}{a,~x}")?.piece).toBe("~x");
+    expect(refusePattern(")(a|~x)")?.piece).toBe("~x");
+  });
+});

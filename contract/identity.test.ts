@@ -4,6 +4,7 @@ import {
   DEFAULT_SESSION_UIDS,
   dropToSession,
   pickSessionUid,
+  planIdentity,
   planIdentityFiles,
   sessionIdentity,
   sessionUidRange,
@@ -235,5 +236,45 @@ describe("reachProblem: whether the session's identity can use a bind's source",
       Object.values(BIND_NEEDS).every((n) => n!.why.length > 0),
       "every need says why",
     ).toBe(true);
+  });
+});
+
+describe("sessionUidRange and planIdentity: the range's edges", () => {
+  it("MOSAIC_SESSION_UIDS is first-last and nothing around it; first-first is a range of one", () => {
+    for (const raw of ["x5000-5001", "5000-5001x", " 5000-5001", "5000-5001 "])
+      expect(
+        code(() => sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UIDS: raw })),
+        raw,
+      ).toBe(`session-identity: MOSAIC_SESSION_UIDS: ${JSON.stringify(raw)} is not first-last`);
+    expect(
+      code(() => sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UIDS: "5000-5000" })),
+      "5000-5000",
+    ).toBe("no error");
+    expect(sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UIDS: "5000-5000" })).toEqual({ first: 5000, count: 1 });
+  });
+  it("a bad first or last of MOSAIC_SESSION_UIDS is refused naming the variable", () => {
+    expect(code(() => sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UIDS: "0-9" }))).toBe(
+      "session-identity: MOSAIC_SESSION_UIDS: is 0: a root caller's sessions must never run as uid or gid 0",
+    );
+    expect(code(() => sessionUidRange({ uid: 0 }, { MOSAIC_SESSION_UIDS: "1-4294967295" }))).toBe(
+      "session-identity: MOSAIC_SESSION_UIDS: 4294967295 is not a valid id",
+    );
+  });
+  it("planIdentity: a root caller's facts without a range run the session as their own identity", () => {
+    const trees = { workspace: "/ws", runDir: "/run" };
+    const facts = { uid: 0, session: { uid: 997, gid: 996 } };
+    expect(
+      code(() => planIdentity(facts, trees, "r1")),
+      "a uid to run as",
+    ).toBe("no error");
+    const p = planIdentity(facts, trees, "r1");
+    expect(p.runAs).toEqual({ uid: 997, gid: 996 });
+    expect(p.drop).toEqual(["setpriv", "--reuid=997", "--regid=996", "--clear-groups", "--"]);
+  });
+  it("planIdentity: a uid a live session holds is never a second session's", () => {
+    const trees = { workspace: "/ws", runDir: "/run" };
+    const facts = { uid: 0, session: { uid: 997, gid: 996 }, sessionUids: { first: 1000, count: 2 } };
+    expect(planIdentity({ ...facts, heldSessionUids: [1000] }, trees, "r1").runAs.uid).toBe(1001);
+    expect(planIdentity({ ...facts, heldSessionUids: [1001] }, trees, "r1").runAs.uid).toBe(1000);
   });
 });

@@ -336,3 +336,20 @@ describe("the egress log's lines, one by one, as the proxy's process writes them
     });
   });
 });
+
+describe("the body's shape: the first bound it passes is the one it is refused for", () => {
+  it("too many containers before a deep part: 413 for the count, the scan stopped before the depth", () => {
+    const small = { jsonDepth: 2, jsonContainers: 3 };
+    const text = "[[],[],[[[[]]]]]";
+    expect(measureJson(enc(text), { depth: 2, containers: 3 }), "stopped at the fourth container").toEqual({
+      depth: 2,
+      containers: 4,
+    });
+    const d = decideJsonShape(enc(text), small);
+    expect(d.kind === "refuse" ? d.status : null).toBe(413);
+    expect(
+      decideJsonShape(enc("[[[[]]],[],[]]"), small),
+      "control: the deep part first is refused for its depth",
+    ).toMatchObject({ kind: "refuse", status: 400 });
+  });
+});

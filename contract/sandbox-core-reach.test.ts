@@ -134,3 +134,11 @@ describe("validateSpec: the field each refusal names", () => {
     });
   });
 });
+
+describe("bindNeeds: a try-bind", () => {
+  it("is the host's own system file or nothing, so it has nothing to reach", () => {
+    const tryBind: Bind = { source: "/etc/hosts", inside: "/etc/hosts", mode: "ro-try", row: "etc", why: "" };
+    const roBind: Bind = { source: "/srv/state/passwd", inside: "/etc/passwd", mode: "ro", row: "etc", why: "" };
+    expect(bindNeeds([tryBind, roBind])).toEqual([{ source: "/srv/state/passwd", need: "search", row: "etc" }]);
+  });
+});

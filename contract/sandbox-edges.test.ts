@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { BIND_TABLE_SYSTEM_ROWS, binds, mountStubs, systemBinds } from "../src/core/sandbox/binds.ts";
 import { bindArgs, bwrapArgv } from "../src/core/sandbox/bwrap-argv.ts";
+import { ETC_FILES } from "../src/core/sandbox/etc.ts";
 import type { Bind, HostFacts, SandboxSpec } from "../src/core/sandbox/types.ts";
 import { memoryView } from "../src/conformance/worlds/tree.ts";
 import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
@@ -150,5 +151,23 @@ describe("bindArgs", () => {
     ],
   ])("%s gets only the options it has", (_name, bind, argv) => {
     expect(bindArgs(bind)).toEqual(argv);
+  });
+});
+
+describe("the session's own passwd and group", () => {
+  const own = { passwd: "/srv/state/identity/r1/passwd", group: "/srv/state/identity/r1/group" };
+  const table = plan({ ...piCoder, etcIdentity: own });
+  it("take the place of the host's two; every other file of ETC_FILES is still tried from the host", () => {
+    const accounts = ["/etc/passwd", "/etc/group"];
+    const others = ETC_FILES.map((e) => e.path).filter((p) => !accounts.includes(p));
+    expect(others.length, "the list holds more than the two account files").toBeGreaterThan(0);
+    expect(rowsOf(table, "etc")).toEqual([
+      ...others.map((p) => [p, p, "ro-try"]),
+      [own.passwd, "/etc/passwd", "ro"],
+      [own.group, "/etc/group", "ro"],
+    ]);
+  });
+  it("every bind says why, the session's own account files too", () => {
+    expect(table.filter((b) => b.why === "").map((b) => b.inside)).toEqual([]);
   });
 });

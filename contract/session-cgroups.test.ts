@@ -79,3 +79,19 @@ describe("makeSessionCgroups", () => {
     ]);
   });
 });
+
+describe("planCgroups: each cgroup names the controllers it holds", () => {
+  it("cgroup v1: one controller a hierarchy; cgroup v2: both in one", () => {
+    const v1 = planCgroups(
+      { pids: { dir: "/cg/pids/s", version: 1 }, memory: { dir: "/cg/memory/s", version: 1 } },
+      "r",
+    );
+    expect(v1.dirs.map((d) => [d.dir, d.controllers])).toEqual([
+      ["/cg/pids/s/r", ["pids"]],
+      ["/cg/memory/s/r", ["memory"]],
+    ]);
+    const v2 = planCgroups({ pids: { dir: "/cg/s", version: 2 }, memory: { dir: "/cg/s", version: 2 } }, "r");
+    expect(v2.dirs.map((d) => [d.dir, d.controllers])).toEqual([["/cg/s/r", ["pids", "memory"]]]);
+    expect(planCgroups({ pids: null, memory: null }, "r").dirs, "a user caller: none").toEqual([]);
+  });
+});
