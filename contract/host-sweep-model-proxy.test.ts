@@ -1,15 +1,17 @@
 // The model proxy in-process, each edge by its effect: what the upstream receives, what the session
 // gets back, and the egress log's lines. The upstream is a plain HTTP server on 127.0.0.1; the
 // proxy listens on a real Unix socket under the system's temp dir.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { CREDENTIAL_PLACEHOLDER } from "../src/core/network/placeholder.ts";
-import { egressLogPath, type ModelProxy, type ModelProxyOptions } from "../src/host/model-proxy.ts";
+import { egressLogPath, serveModelProxy, type ModelProxy, type ModelProxyOptions } from "../src/host/model-proxy.ts";
+import { isRunning } from "./support/proxy-procs.ts";
+import { sweepChild } from "./support/sweep-child.ts";
 import { serveSweptProxy } from "./support/swept-proxy.ts";
 
 const root = mkdtempSync(join(tmpdir(), "host-sweep-proxy-"));
@@ -403,5 +405,198 @@ describe("the model proxy's socket and log", () => {
     expect(last).toMatchObject({ outcome: "refused-summary", refused: 67, suppressed: 3, byStatus: { "403": 67 } });
     expect(readLog(log).length).toBe(67);
     expect(existsSync(socket), "the socket is gone").toBe(false);
+  });
+});
+
+/** serveModelProxy() with the sweep's hooks and more of a test's own: a preload, and its environment. */
+function serveWithPreload(o: ModelProxyOptions, preload: string | null, env: Record<string, string> = {}): ModelProxy {
+  const sweep = sweepChild();
+  const more = preload === null ? [] : ["--import", join(import.meta.dirname, "support", preload)];
+  const p = serveModelProxy({ ...o, child: { execArgv: [...sweep.execArgv, ...more], env: { ...sweep.env, ...env } } });
+  let closed: Promise<void> | null = null;
+  return { listening: p.listening, close: () => (closed ??= p.close().then(() => sweep.collect())) };
+}
+
+const realTimeout = globalThis.setTimeout;
+/** Whether a promise settles within `ms` of real time: "resolved", "rejected: <message>", or "pending". */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<string> {
+  return Promise.race([
+    p.then(
+      () => "resolved",
+      (e: Error) => `rejected: ${e.message}`,
+    ),
+    new Promise<string>((r) => realTimeout(() => r("pending"), ms)),
+  ]);
+}
+async function fileAppears(f: string): Promise<boolean> {
+  for (let i = 0; i < 1000 && !existsSync(f); i++) await new Promise((r) => realTimeout(r, 10));
+  return existsSync(f);
+}
+const options = (name: string, upstream = "http://127.0.0.1:1"): ModelProxyOptions => ({
+  socket: join(root, `${name}.sock`),
+  upstream,
+  credential: null,
+  mode: "model-only",
+  egressLog: join(root, name, "egress", "run.jsonl"),
+});
+
+describe("the model proxy's process, its failures and its end", () => {
+  it("a socket path already taken: listening rejects, what is there stays, the name it was bound under is gone, and no one waiting is no unhandled rejection", async () => {
+    const o = options("taken");
+    writeFileSync(o.socket, "someone's file");
+    const seen: unknown[] = [];
+    const track = (e: unknown) => void seen.push(e);
+    process.on("unhandledRejection", track);
+    try {
+      const p = serveSweptProxy(o);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(seen, "no unhandled rejection").toEqual([]);
+      await expect(p.listening).rejects.toThrow(/^EEXIST: file already exists, link /);
+      expect(readFileSync(o.socket, "utf8"), "what was there").toBe("someone's file");
+      expect(existsSync(join(root, ".taken.sock")), "the host's bound name").toBe(false);
+      await expect(p.close()).resolves.toBeUndefined();
+    } finally {
+      process.off("unhandledRejection", track);
+    }
+  });
+
+  it("a proxy whose socket cannot be made: close() resolves", async () => {
+    const p = serveSweptProxy({ ...options("no-dir"), socket: join(root, "no-such-dir", "model.sock") });
+    await expect(p.listening).rejects.toThrow(/^listen E/);
+    await expect(p.close()).resolves.toBeUndefined();
+  });
+
+  it("a proxy process that cannot be spawned: listening rejects with spawn's reason, the socket is removed, and close() resolves", async () => {
+    const o = options("no-spawn");
+    const p = serveModelProxy({ ...o, child: { execArgv: [], env: { BAD: "a\0b" } } });
+    await expect(p.listening).rejects.toThrow(/must be a string without null bytes/);
+    expect(existsSync(o.socket), "the socket").toBe(false);
+    await expect(p.close()).resolves.toBeUndefined();
+  });
+
+  it("a proxy process that cannot serve the descriptor it was given says why, exits 1, and listening rejects with that line", async () => {
+    const p = serveWithPreload(options("no-socket"), "proxy-child-no-socket.ts");
+    // The server's own error line, then the process's last word: the whole stderr, trimmed.
+    expect(await settledWithin(p.listening, 15_000)).toMatch(
+      /^rejected: the model proxy's process ended before it listened \(exit 1\): model proxy: (listen E[A-Z]+)[^\n]*\nthe model proxy cannot serve its socket: \1[^\n]*[^\s]$/,
+    );
+    await p.close();
+  });
+
+  it("why a process that never started ended: the last 2000 characters of its stderr, trimmed; its log line is a line of its own, 0600", async () => {
+    const o = options("long-stderr");
+    const flag = `--no-such-${"x".repeat(2500)}-flag`;
+    const p = serveModelProxy({ ...o, child: { execArgv: [flag], env: {} } });
+    const why = await settledWithin(p.listening, 15_000);
+    const said = `node: bad option: ${flag}\n`.slice(-2000).trim();
+    expect(why).toBe(`rejected: the model proxy's process ended before it listened (exit 9): ${said}`);
+    await p.close();
+    const text = readFileSync(o.egressLog, "utf8");
+    expect(text.endsWith("\n"), "the line ends").toBe(true);
+    expect(readLog(o.egressLog).map((l) => l.outcome)).toEqual(["proxy-ended"]);
+    expect(statSync(o.egressLog).mode & 0o777).toBe(0o600);
+  });
+
+  it("a proxy process that ends before reading its options (too large for the pipe) is no crash of the host: listening rejects", async () => {
+    const o = { ...options("no-read"), upstream: `http://127.0.0.1:1/${"p".repeat(1 << 20)}` };
+    const seen: unknown[] = [];
+    const track = (e: unknown) => void seen.push(e);
+    process.on("uncaughtException", track);
+    try {
+      const p = serveModelProxy({ ...o, child: { execArgv: ["--no-such-node-flag"], env: {} } });
+      await expect(p.listening).rejects.toThrow(/\(exit 9\)/);
+      await p.close();
+      await new Promise((r) => setTimeout(r, 20));
+      expect(seen, "no uncaught exception").toEqual([]);
+    } finally {
+      process.off("uncaughtException", track);
+    }
+  });
+
+  it("a process that says something other than listening is not listening; one that neither listens nor ends is killed when the listen timeout passes", async () => {
+    const said = join(root, "said");
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    let p: ModelProxy | undefined;
+    try {
+      p = serveWithPreload(options("never-listens"), "proxy-child-never-listens.ts", { MOSAIC_TEST_SAID_FILE: said });
+      expect(await fileAppears(said), "the process said its message").toBe(true);
+      // Two turns of the host's loop: the message, already written, has been read.
+      for (let i = 0; i < 2; i++) await new Promise((r) => setImmediate(r));
+      expect(await settledWithin(p.listening, 0), "another message is not listening").toBe("pending");
+      vi.advanceTimersByTime(30_000);
+      expect(await settledWithin(p.listening, 10_000)).toMatch(
+        /^rejected: the model proxy's process ended before it listened \(signal SIGKILL\)/,
+      );
+    } finally {
+      vi.useRealTimers();
+      await p?.close();
+    }
+  });
+
+  it("close() of a proxy that does not end on SIGTERM kills it when the grace passes, and resolves", async () => {
+    const pidFile = join(root, "stopped.pid");
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    let pid = 0;
+    try {
+      const up = await upstream();
+      const p = serveWithPreload(options("stopped", up.url), "proxy-child-stopped.ts", {
+        MOSAIC_TEST_PID_FILE: pidFile,
+      });
+      expect(await settledWithin(p.listening, 15_000)).toBe("resolved");
+      pid = Number(readFileSync(pidFile, "utf8"));
+      process.kill(pid, "SIGSTOP");
+      const closing = p.close();
+      expect(await settledWithin(closing, 200), "a stopped process does not end on SIGTERM").toBe("pending");
+      vi.advanceTimersByTime(5_000);
+      expect(await settledWithin(closing, 10_000)).toBe("resolved");
+      expect(isRunning(pid), "the process is gone").toBe(false);
+    } finally {
+      vi.useRealTimers();
+      if (pid !== 0 && isRunning(pid)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  it("close() leaves no timer behind once the process has ended", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const up = await upstream();
+      const p = serveSweptProxy(options("no-timer", up.url));
+      expect(await settledWithin(p.listening, 15_000)).toBe("resolved");
+      expect(await settledWithin(p.close(), 15_000)).toBe("resolved");
+      expect(vi.getTimerCount(), "no timer pending").toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("close() after the socket's name is gone still ends the proxy and resolves", async () => {
+    const up = await upstream();
+    const pidFile = join(root, "unlinked.pid");
+    const o = options("unlinked", up.url);
+    const p = serveWithPreload(o, "proxy-child-stopped.ts", { MOSAIC_TEST_PID_FILE: pidFile });
+    await p.listening;
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    rmSync(o.socket);
+    await expect(p.close()).resolves.toBeUndefined();
+    expect(isRunning(pid), "the process is gone").toBe(false);
+  });
+
+  it("an error its server hears after listening (an accept that failed) does not end the proxy: it goes on answering", async () => {
+    const up = await upstream();
+    const pidFile = join(root, "accept.pid");
+    const heard = join(root, "accept.heard");
+    const o = options("accept-fails", up.url);
+    const p = serveWithPreload(o, "proxy-child-accept-fails.ts", {
+      MOSAIC_TEST_PID_FILE: pidFile,
+      MOSAIC_TEST_HEARD_FILE: heard,
+    });
+    cleanups.push(() => p.close());
+    await p.listening;
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    process.kill(pid, "SIGUSR2");
+    for (let i = 0; i < 1000 && !existsSync(heard) && isRunning(pid); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(isRunning(pid), "the proxy's process goes on").toBe(true);
+    expect(existsSync(heard), "its server heard the error").toBe(true);
+    expect((await send(o.socket, "POST", "/v1/messages", KEY, JSON.stringify(CALL))).status).toBe(500);
   });
 });
