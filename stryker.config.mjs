@@ -34,7 +34,11 @@ export const SWEPT = [
 
 export default {
   testRunner: "vitest",
-  vitest: { configFile: "vitest.sweep.config.ts" },
+  // Each mutant runs only the tests that covered it in the dry run, by id. vitest's `related` would
+  // narrow that further to test files importing the mutated file, and so ran no test at all for a
+  // module that only runs as a process of its own (the model proxy's entry): every mutant of it
+  // "survived" untested.
+  vitest: { configFile: "vitest.sweep.config.ts", related: false },
   // Each mutant runs only the contract tests that reached its code in the dry run.
   coverageAnalysis: "perTest",
   mutate: SWEPT,
