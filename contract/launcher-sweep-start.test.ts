@@ -15,7 +15,7 @@ import {
 } from "node:fs";
 import { type ChildProcess, execFileSync } from "node:child_process";
 import { request as httpRequest } from "node:http";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PreparedLaunch, start } from "../src/host/launcher.ts";
 import { LaunchRegistry } from "../src/host/launch-registry.ts";
@@ -375,5 +375,56 @@ describe("start(): what a session holds, and what its end leaves", () => {
       writeFileSync(go, "");
     }
     await s.exited;
+  });
+});
+
+describe("start(): a session that ends before its proxy listens", () => {
+  it("a sandbox killed before its model proxy listened: the launch returns the session, whose end says it was killed", async () => {
+    const r = lw.request("pi-coder", "ls-early");
+    const p0 = withShell(asUserCaller(lw.ready(r.req)), "cat > /dev/null; sleep 30");
+    const sock = p0.session.modelProxy!.socket;
+    let proxy: number | undefined;
+    // The proxy's process holds the socket bound in the host, under its dot name, as descriptor 4.
+    const findProxy = () => {
+      const inodes = socketInodes(join(dirname(sock), `.${basename(sock)}`)).map((i) => `socket:[${i}]`);
+      return readdirSync("/proc")
+        .filter((n) => /^\d+$/.test(n))
+        .map(Number)
+        .find((pid) => {
+          try {
+            return inodes.includes(readlinkSync(`/proc/${pid}/fd/4`));
+          } catch {
+            return false;
+          }
+        });
+    };
+    const p: PreparedLaunch = {
+      ...p0,
+      req: {
+        ...p0.req,
+        // The proxy is stopped before it can listen and the sandbox killed; bwrap's exit (which voids
+        // the run) then ends the proxy, as a session's end does: it never listened.
+        onSpawn: (child) => {
+          proxy = findProxy();
+          if (proxy !== undefined) process.kill(proxy, "SIGSTOP");
+          process.kill(child.pid!, "SIGKILL");
+        },
+        bus: {
+          issueCapability: (b) => r.req.bus.issueCapability(b),
+          endRun: (run) => {
+            r.req.bus.endRun(run);
+            if (proxy !== undefined) process.kill(proxy, "SIGKILL");
+          },
+        },
+      },
+    };
+    const started = start(p);
+    await expect(started, "the proxy's failure is not the launch's: the session had ended").resolves.toBeDefined();
+    expect(proxy, "the proxy's process was found").toBeGreaterThan(0);
+    const end = await (await started).exited;
+    expect(end.end).toMatchObject({ kind: "signal", signal: "SIGKILL" });
+    expect(end.reason).toBe("killed");
+    expect(r.ended).toEqual([p.req.instance.run]);
+    expect(existsSync(p.req.runDir), "an ended session's run directory stays").toBe(true);
   });
 });
