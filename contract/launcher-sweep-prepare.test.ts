@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAKE_ADAPTER } from "../src/conformance/worlds/runtime-world.ts";
+import { upstreamUrl } from "../src/core/network/placeholder.ts";
 import { RUNNER_DEFAULTS } from "../src/core/runner/session-file.ts";
 import { launchEndReason } from "../src/core/session/exit.ts";
 import { RUNNER_ENTRY } from "../src/core/session/plan-session.ts";
@@ -83,5 +84,14 @@ describe("launch() starts a ready plan", () => {
     expect(end.stderr).toBe(`bwrap stand-in: ${JSON.stringify({ cap: "cap-lp-launch" })}\n`);
     expect(issued).toEqual([{ run: req.instance.run, instance: req.instance.instance }]);
     expect(ended).toEqual([req.instance.run]);
+  });
+});
+
+describe("prepareLaunch() carries the request's model upstream", () => {
+  it("a request's model upstream is where its session's proxy sends model calls; without one, the host's", () => {
+    const given = ready(request("pi-coder", "lp-up", { modelUpstream: "http://127.0.0.1:9/given" }).req);
+    expect(given.session.modelProxy?.upstream).toBe("http://127.0.0.1:9/given");
+    const { req } = request("pi-coder", "lp-noup", { modelUpstream: undefined });
+    expect(ready(req).session.modelProxy?.upstream).toBe(upstreamUrl(req.hostEnv));
   });
 });

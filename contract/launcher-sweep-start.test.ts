@@ -13,11 +13,15 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { execFileSync } from "node:child_process";
-import { dirname, join } from "node:path";
+import { type ChildProcess, execFileSync } from "node:child_process";
+import { request as httpRequest } from "node:http";
+import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PreparedLaunch, start } from "../src/host/launcher.ts";
 import { LaunchRegistry } from "../src/host/launch-registry.ts";
+import { readWorkspaceLock, takeWorkspaceLock } from "../src/host/workspace-lock.ts";
+import { uidLocksDir } from "../src/core/session/host-plan.ts";
+import { launchEndReason } from "../src/core/session/exit.ts";
 import { isAlive } from "../src/host/session-procs.ts";
 import { type LauncherWorld, makeLauncherWorld } from "./support/launcher-sweep-world.ts";
 import { sweepChild } from "./support/sweep-child.ts";
@@ -256,5 +260,204 @@ describe("start() with a sandbox that ends before its capability", () => {
     const s = await start(p);
     expect((await s.exited).end).toEqual({ kind: "code", code: 0 });
     expect(r.issued).toEqual([{ run: p.req.instance.run, instance: p.req.instance.instance }]);
+  });
+});
+
+/** A POST of `bytes` bytes of body to the model socket; resolves with the proxy's status. */
+function postModel(socket: string, bytes: number): Promise<number> {
+  return new Promise((ok, fail) => {
+    const r = httpRequest(
+      {
+        socketPath: socket,
+        method: "POST",
+        path: "/v1/messages",
+        headers: { "x-api-key": "placeholder", "content-type": "application/json", "content-length": bytes },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => ok(res.statusCode!));
+      },
+    );
+    r.on("error", fail);
+    r.end("x".repeat(bytes));
+  });
+}
+
+/** A shell that reads the capability, then waits for `go` to exist (ten seconds at most). */
+const waitFor = (go: string) =>
+  `cat > /dev/null; i=0; while [ ! -e "${go}" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done`;
+
+describe("start(): what a session holds, and what its end leaves", () => {
+  it("a user caller's session has its passwd and group files for its life, gone at its end, and records no uid lock", async () => {
+    const go = join(lw.w.root, "ls-ident-go");
+    const p = plan("ls-ident", waitFor(go), (p) => ({ ...p, session: { ...p.session, uidLock: null } }));
+    const dir = p.session.identityFiles.dir;
+    const s = await start(p);
+    expect(readFileSync(join(dir, "passwd"), "utf8")).toBe(p.session.identityFiles.passwd);
+    expect(readFileSync(join(dir, "group"), "utf8")).toBe(p.session.identityFiles.group);
+    const record = new LaunchRegistry(p.session.records).get(p.session.sessionFile.run)!;
+    expect(record.identityDir).toBe(dir);
+    expect(record, "no uid lock for recover() to let go").not.toHaveProperty("uidLock");
+    writeFileSync(go, "");
+    expect((await s.exited).end).toEqual({ kind: "code", code: 0 });
+    expect(existsSync(dir), "the identity files go with the session").toBe(false);
+  });
+
+  it("a root caller's session uid is held for its life and recorded for recover(); another session's uid refuses the launch naming it", async () => {
+    const go = join(lw.w.root, "ls-uid-go");
+    const p0 = plan("ls-uid", waitFor(go));
+    const uid = p0.session.identity.runAs.uid;
+    const uidLock = join(uidLocksDir(p0.req.stateDir), `${uid}.lock`);
+    const p = { ...p0, session: { ...p0.session, uidLock } };
+    const run = p.session.sessionFile.run;
+
+    takeWorkspaceLock(uidLock, { run: "the-other-run", workspace: "w", hostPid: 1, at: "then" });
+    let thrown: unknown;
+    try {
+      await start(p);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toMatchObject({ code: "session-uid-busy", field: uidLock });
+    expect((thrown as Error).message).toContain(`uid ${uid} runs another session (run the-other-run, host pid 1`);
+    expect(existsSync(p.req.runDir), "nothing of the run is made").toBe(false);
+    expect(readWorkspaceLock(uidLock)?.run, "the other session keeps its uid").toBe("the-other-run");
+    rmSync(uidLock);
+
+    const s = await start(p);
+    expect(readWorkspaceLock(uidLock)?.run, "the uid is this run's while it runs").toBe(run);
+    expect(new LaunchRegistry(p.session.records).get(run)?.uidLock, "recorded for recover()").toBe(uidLock);
+    writeFileSync(go, "");
+    await s.exited;
+    expect(existsSync(uidLock), "let go at the end").toBe(false);
+  });
+
+  it("a plan without an end-of-session check ends reported unsafe and unchecked, in its end and in its record", async () => {
+    const p = plan("ls-nocheck", "cat > /dev/null", (p) => ({ ...p, session: { ...p.session, endCheck: null } }));
+    const run = p.session.sessionFile.run;
+    const started = start(p);
+    await expect(started, "the launch starts: its record is written without a quarantine").resolves.toBeDefined();
+    const s = await started;
+    const registry = new LaunchRegistry(p.session.records);
+    expect(registry.get(run), "no quarantine to look in").not.toHaveProperty("quarantine");
+    const end = await s.exited;
+    const unchecked = {
+      verdict: "unsafe",
+      workspace: p.session.sessionFile.workspace,
+      quarantine: "",
+      done: [],
+      failed: [{ kind: "check", path: ".", error: "the plan has no end-of-session check" }],
+    };
+    expect(end.workspace).toEqual(unchecked);
+    expect(registry.get(run)).toMatchObject({
+      end: { reason: launchEndReason(0), detail: "exit 0" },
+      check: unchecked,
+    });
+  });
+
+  it("bwrap's exit voids the run's capabilities at once, before the end waits for the sandbox's stderr", async () => {
+    const r = lw.request("pi-coder", "ls-void");
+    const p = withShell(asUserCaller(lw.ready(r.req)), "cat > /dev/null");
+    let atExit: string[] | undefined;
+    // Registered before the launcher's own exit listener; the microtask runs once every listener has.
+    const onSpawn = (child: ChildProcess) =>
+      void child.once("exit", () => queueMicrotask(() => void (atExit = [...r.ended])));
+    const s = await start({ ...p, req: { ...p.req, onSpawn } });
+    await s.exited;
+    expect(atExit, "voided in the exit's own turn").toEqual([p.req.instance.run]);
+    expect(r.ended, "and only once").toEqual([p.req.instance.run]);
+  });
+
+  it("a sandbox that cannot start leaves the host holding no copy of the tool socket", async () => {
+    const p = plan("ls-nosock", "exit 0", (p) => ({ ...p, session: { ...p.session, argv: ["/nonexistent/bwrap"] } }));
+    const boundAt = join(dirname(p.session.sessionFile.toolSocket.path), ".t");
+    await expect(start(p)).rejects.toMatchObject({ code: "sandbox-spawn" });
+    // A process another test spawned meanwhile may hold a copy; the host itself must hold none.
+    const inodes = socketInodes(boundAt);
+    const held = myFds().filter((l) => inodes.some((i) => l === `socket:[${i}]`));
+    expect(held, "the host closed its copy, not only unlinked it").toEqual([]);
+    expect(existsSync(p.session.sessionFile.toolSocket.path)).toBe(false);
+  });
+
+  it("a Pi plan whose bundle has no models.json gives Pi an empty one", async () => {
+    const p = plan("ls-nomodels", "cat > /dev/null", (p) => {
+      const { "models.json": _, ...bundle } = p.launch.bundle;
+      return { ...p, launch: { ...p.launch, bundle } };
+    });
+    const piModels = p.session.piModels;
+    expect(piModels, "a Pi plan writes Pi's models.json").not.toBe(null);
+    const s = await start(p);
+    expect(readFileSync(piModels!, "utf8")).toBe("");
+    await s.exited;
+  });
+
+  it("the model proxy serves with the plan's own limits: a body past its bound is refused 413 before any upstream", async () => {
+    const go = join(lw.w.root, "ls-limits-go");
+    const p = plan("ls-limits", waitFor(go), (p) => ({
+      ...p,
+      session: {
+        ...p.session,
+        // The bound is checked before the body is read as JSON; nothing listens upstream on port 9.
+        modelProxy: { ...p.session.modelProxy!, upstream: "http://127.0.0.1:9", limits: { bodyBytes: 16 } },
+      },
+    }));
+    const s = await start(p);
+    try {
+      expect(await postModel(p.session.modelProxy!.socket, 17)).toBe(413);
+    } finally {
+      writeFileSync(go, "");
+    }
+    await s.exited;
+  });
+});
+
+describe("start(): a session that ends before its proxy listens", () => {
+  it("a sandbox killed before its model proxy listened: the launch returns the session, whose end says it was killed", async () => {
+    const r = lw.request("pi-coder", "ls-early");
+    const p0 = withShell(asUserCaller(lw.ready(r.req)), "cat > /dev/null; sleep 30");
+    const sock = p0.session.modelProxy!.socket;
+    let proxy: number | undefined;
+    // The proxy's process holds the socket bound in the host, under its dot name, as descriptor 4.
+    const findProxy = () => {
+      const inodes = socketInodes(join(dirname(sock), `.${basename(sock)}`)).map((i) => `socket:[${i}]`);
+      return readdirSync("/proc")
+        .filter((n) => /^\d+$/.test(n))
+        .map(Number)
+        .find((pid) => {
+          try {
+            return inodes.includes(readlinkSync(`/proc/${pid}/fd/4`));
+          } catch {
+            return false;
+          }
+        });
+    };
+    const p: PreparedLaunch = {
+      ...p0,
+      req: {
+        ...p0.req,
+        // The proxy is stopped before it can listen and the sandbox killed; bwrap's exit (which voids
+        // the run) then ends the proxy, as a session's end does: it never listened.
+        onSpawn: (child) => {
+          proxy = findProxy();
+          if (proxy !== undefined) process.kill(proxy, "SIGSTOP");
+          process.kill(child.pid!, "SIGKILL");
+        },
+        bus: {
+          issueCapability: (b) => r.req.bus.issueCapability(b),
+          endRun: (run) => {
+            r.req.bus.endRun(run);
+            if (proxy !== undefined) process.kill(proxy, "SIGKILL");
+          },
+        },
+      },
+    };
+    const started = start(p);
+    await expect(started, "the proxy's failure is not the launch's: the session had ended").resolves.toBeDefined();
+    expect(proxy, "the proxy's process was found").toBeGreaterThan(0);
+    const end = await (await started).exited;
+    expect(end.end).toMatchObject({ kind: "signal", signal: "SIGKILL" });
+    expect(end.reason).toBe("killed");
+    expect(r.ended).toEqual([p.req.instance.run]);
+    expect(existsSync(p.req.runDir), "an ended session's run directory stays").toBe(true);
   });
 });
