@@ -156,18 +156,23 @@ describe("bindArgs", () => {
 
 describe("the session's own passwd and group", () => {
   const own = { passwd: "/srv/state/identity/r1/passwd", group: "/srv/state/identity/r1/group" };
-  const table = plan({ ...piCoder, etcIdentity: own });
+  // Planned inside each test, so the sweep's per-test coverage counts the plan as that test's.
+  const table = () => plan({ ...piCoder, etcIdentity: own });
   it("take the place of the host's two; every other file of ETC_FILES is still tried from the host", () => {
     const accounts = ["/etc/passwd", "/etc/group"];
     const others = ETC_FILES.map((e) => e.path).filter((p) => !accounts.includes(p));
     expect(others.length, "the list holds more than the two account files").toBeGreaterThan(0);
-    expect(rowsOf(table, "etc")).toEqual([
+    expect(rowsOf(table(), "etc")).toEqual([
       ...others.map((p) => [p, p, "ro-try"]),
       [own.passwd, "/etc/passwd", "ro"],
       [own.group, "/etc/group", "ro"],
     ]);
   });
   it("every bind says why, the session's own account files too", () => {
-    expect(table.filter((b) => b.why === "").map((b) => b.inside)).toEqual([]);
+    expect(
+      table()
+        .filter((b) => b.why === "")
+        .map((b) => b.inside),
+    ).toEqual([]);
   });
 });
