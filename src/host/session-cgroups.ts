@@ -101,35 +101,9 @@ export function removeSessionCgroup(dir: string): boolean {
 
 /**
  * Removes every directory, waiting up to five seconds for the kernel to let go of a dead session's
- * tasks: on a loaded host a killed task can take more than a second to leave its cgroup. A process
- * still listed in one is the session's (only its sandbox joins it) and outlived the sandbox: it is
- * killed, so nothing of a session outlives its end.
+ * tasks: on a loaded host a killed task can take more than a second to leave its cgroup.
  */
 export async function removeSessionCgroups(dirs: readonly string[]): Promise<void> {
   for (const d of dirs)
-    for (let i = 0; i < 250 && !removeSessionCgroup(d); i++) {
-      killCgroupProcs(d); // safety: cgroup-leftovers-live
-      await new Promise((r) => setTimeout(r, 20));
-    }
-}
-
-/** SIGKILL to every process a session's cgroup lists; never pid 1 or the host itself. */
-function killCgroupProcs(dir: string): void {
-  let listed: string;
-  try {
-    listed = readFileSync(join(dir, "cgroup.procs"), "utf8");
-  } catch {
-    return;
-  }
-  for (const pid of listed
-    .split("\n")
-    .filter((l) => l !== "")
-    .map(Number)) {
-    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // gone meanwhile
-    }
-  }
+    for (let i = 0; i < 250 && !removeSessionCgroup(d); i++) await new Promise((r) => setTimeout(r, 20));
 }
