@@ -23,6 +23,7 @@ import { readWorkspaceLock, takeWorkspaceLock } from "../src/host/workspace-lock
 import { uidLocksDir } from "../src/core/session/host-plan.ts";
 import { launchEndReason } from "../src/core/session/exit.ts";
 import { isAlive } from "../src/host/session-procs.ts";
+import { settleWithin } from "../src/conformance/worlds/settle.ts";
 import { type LauncherWorld, makeLauncherWorld } from "./support/launcher-sweep-world.ts";
 import { sweepChild } from "./support/sweep-child.ts";
 import { asUserCaller, withShell } from "./support/launch-edits.ts";
@@ -125,21 +126,25 @@ describe("start()", () => {
     const shelled = withShell(asUserCaller(p0), `sleep 60 & echo $! > ${pidFile}; cat > /dev/null`);
     const p = { ...shelled, session: { ...shelled.session, mountStubs: [{ path: stub, kind: "file" as const }] } };
     let shell = 0;
-    await expect(
-      start({
-        ...p,
-        req: {
-          ...p.req,
-          onSpawn: (child) => {
-            shell = child.pid!;
-            writeFileSync(stub, "");
-            for (let i = 0; i < 500 && !existsSync(pidFile); i++) execFileSync("sleep", ["0.01"]);
-            throw new Error("the spawn hook failed");
-          },
+    const started = start({
+      ...p,
+      req: {
+        ...p.req,
+        onSpawn: (child) => {
+          shell = child.pid!;
+          writeFileSync(stub, "");
+          for (let i = 0; i < 500 && !existsSync(pidFile); i++) execFileSync("sleep", ["0.01"]);
+          throw new Error("the spawn hook failed");
         },
-      }),
-    ).rejects.toThrow("the spawn hook failed");
+      },
+    });
+    // start() waits for the sandbox it kills: a sandbox left alive keeps it waiting, which this
+    // bound turns into a failed assertion (the command reads a pipe no one closes).
+    const settled = await settleWithin(started, 10_000);
     const sleeper = Number(readFileSync(pidFile, "utf8"));
+    if (settled.kind === "pending") for (const pid of [sleeper, shell].filter(isAlive)) process.kill(pid, "SIGKILL");
+    expect(settled.kind, "start() ends the sandbox and returns its failure").toBe("rejected");
+    expect(String((settled as { error: unknown }).error)).toContain("the spawn hook failed");
     const gone = async (pid: number) => {
       for (let i = 0; i < 250 && isAlive(pid); i++) await new Promise((ok) => setTimeout(ok, 20));
       return !isAlive(pid);

@@ -104,6 +104,17 @@ describe("approvals a pull request cannot forge", () => {
     expect(verdict(pr, [804]).code).toBe(1);
   });
 
+  it("a code owner's approval of the head that names another finding approves nothing here", () => {
+    const dir = github(pr, [805]);
+    const reviews = JSON.parse(readFileSync(join(dir, "reviews.json"), "utf8")) as ReviewPayload[];
+    const other = pr.id.replace(/^./, (c) => (c === "0" ? "1" : "0"));
+    const body = `approve ${other}: the bundle is rebuilt for each run\n`;
+    writeFileSync(join(dir, "reviews.json"), JSON.stringify(reviews.map((r) => ({ ...r, body }))));
+    const r = review(pr.dir, "--base", pr.base, "--head", pr.head, "--github", dir);
+    expect(r.out).toContain("approvals: 0 approved · 1 unapproved");
+    expect(r.code).toBe(1);
+  });
+
   it("a later request for changes by the same code owner withdraws the approval", () => {
     expect(verdict(pr, [805]).code, "control").toBe(0);
     expect(verdict(pr, [805, 806]).code).toBe(1);

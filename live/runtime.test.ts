@@ -27,6 +27,7 @@ import { recover } from "../src/host/recover.ts";
 import { childrenOf, cmdlineOf, findSessionBwraps, isAlive } from "../src/host/session-procs.ts";
 import { callBroker } from "../src/host/runner/broker-client.ts";
 import { randomUUID } from "node:crypto";
+import { settleWithin } from "../src/conformance/worlds/settle.ts";
 import { scriptOf } from "../src/conformance/stand-ins/model-script/format.ts";
 import { startScriptedApi, toolResultsIn } from "../src/conformance/stand-ins/scripted-api.ts";
 import type { EgressRecord } from "../src/core/network/egress.ts";
@@ -614,26 +615,29 @@ describe("the launcher's refusals leave no run directory", () => {
     let runner = 0;
     let runnerWasUp = false;
     const bus = { ...p.req.bus, endRun: (run: string) => (ended.push(run), p.req.bus.endRun(run)) };
-    await expect(
-      start({
-        ...p,
-        req: {
-          ...p.req,
-          bus,
-          onSpawn: (c) => {
-            bwrap = c.pid!;
-            // The launch gives up only once the runner has read its session.json and waits for its
-            // capability line: earlier, the run directory's removal fails bwrap's own mounts or the
-            // runner's read, and the sandbox ends by itself whether or not the launcher kills it.
-            for (let i = 0; i < 1000 && !runnerAwaitsCapability(childrenOf(bwrap)[0]); i++)
-              spawnSync("sleep", ["0.01"]);
-            runner = childrenOf(bwrap)[0] ?? 0;
-            runnerWasUp = runnerAwaitsCapability(runner);
-            throw new Error("the launch record could not be written");
-          },
+    const started = start({
+      ...p,
+      req: {
+        ...p.req,
+        bus,
+        onSpawn: (c) => {
+          bwrap = c.pid!;
+          // The launch gives up only once the runner has read its session.json and waits for its
+          // capability line: earlier, the run directory's removal fails bwrap's own mounts or the
+          // runner's read, and the sandbox ends by itself whether or not the launcher kills it.
+          for (let i = 0; i < 1000 && !runnerAwaitsCapability(childrenOf(bwrap)[0]); i++) spawnSync("sleep", ["0.01"]);
+          runner = childrenOf(bwrap)[0] ?? 0;
+          runnerWasUp = runnerAwaitsCapability(runner);
+          throw new Error("the launch record could not be written");
         },
-      }),
-    ).rejects.toThrow("the launch record could not be written");
+      },
+    });
+    // start() waits for the sandbox it kills: one left alive keeps it waiting, a failed assertion here.
+    const settled = await settleWithin(started, 15_000);
+    const hung = settled.kind === "pending";
+    if (hung) for (const pid of [runner, bwrap].filter(isAlive)) process.kill(pid, "SIGKILL");
+    expect(hung, "start() ends the sandbox it started and returns its failure").toBe(false);
+    expect(String((settled as { error?: unknown }).error)).toContain("the launch record could not be written");
     expect(runnerWasUp, "the sandbox's runner was up, waiting for its capability line").toBe(true);
     const registry = new LaunchRegistry(join(p.req.stateDir, "launches"));
     for (

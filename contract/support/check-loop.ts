@@ -5,9 +5,8 @@
 // workspace differed from how it was before the first (its mode, owner, or being there at all).
 //   node check-loop.ts check <ws> <quarantine> <n> [<watched>]
 //   node check-loop.ts handover <ws> - <n> <watched>        as root: hands the workspace to 65534
-//   node check-loop.ts blocking-open <ws> <path> <n>         control: lstat, then a plain blocking open of what was a file;
-//                                                           it prints `open` before each open and `ok` after, unbuffered,
-//                                                           so a run killed while its last line says `open` hung there
+//   node check-loop.ts blocking-open <ws> <path> <n>         control: lstat, then a plain blocking open of what was a file
+// A run that hangs sleeps in a fifo's open, which its watcher sees in /proc (racer.ts's watchLoop).
 import { closeSync, lstatSync, openSync, writeSync } from "node:fs";
 import { handOver } from "../../src/host/handover.ts";
 import { checkWorkspace } from "../../src/host/workspace-check.ts";

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { chmodSync, closeSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { at, openDirAt, openDirPath } from "../../host/dir-fd.ts";
@@ -39,6 +39,56 @@ export function loop(mode: string, ws: string, arg: string, n: number, watched: 
   });
   expect(r.status, `the loop ran to its end: ${r.stderr}`).toBe(0);
   return JSON.parse(r.stdout);
+}
+
+/**
+ * Whether a thread of pid sleeps in a fifo's open, waiting for the other end: Linux names that sleep
+ * `wait_for_partner` in /proc. A read-only open with O_NONBLOCK never sleeps there, whatever the
+ * load; a plain open of a fifo with no writer sleeps there until one comes. Null when /proc hides it.
+ */
+export function sleepsInFifoOpen(pid: number): boolean | null {
+  let seen: boolean | null = null;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const wchan = readFileSync(`/proc/${pid}/task/${tid}/wchan`, "utf8").trim();
+      if (wchan === "wait_for_partner") return true;
+      if (wchan !== "0" && wchan !== "") seen = false;
+    }
+  } catch {
+    // exited meanwhile
+  }
+  return seen;
+}
+
+/** How check-loop.ts ended: its exit and output, or the fifo open it slept in (then it was killed). */
+export type Watched = { inFifoOpen: boolean; status: number | null; stdout: string; stderr: string };
+
+/**
+ * Runs check-loop.ts, looking at its threads every 50 ms: one seen asleep in a fifo's open ends the
+ * run there, so a hang is told by what the process does, not by how long it took. limitMs only
+ * bounds a host whose /proc hides it.
+ */
+export function watchLoop(args: readonly string[], limitMs: number): Promise<Watched> {
+  const child = spawn(process.execPath, [LOOP, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  let inFifoOpen = false;
+  const look = setInterval(() => {
+    if (child.pid !== undefined && sleepsInFifoOpen(child.pid) === true) {
+      inFifoOpen = true;
+      child.kill("SIGKILL");
+    }
+  }, 50);
+  const limit = setTimeout(() => child.kill("SIGKILL"), limitMs);
+  return new Promise((ok) =>
+    child.once("close", (status) => {
+      clearInterval(look);
+      clearTimeout(limit);
+      ok({ inFifoOpen, status, stdout, stderr });
+    }),
+  );
 }
 
 /** Yields to the event loop now and then, so the racer's pipes stay served while a synchronous loop runs. */
