@@ -4,6 +4,7 @@
 // capability, open record), while what it never acquired is untouched. Then the order a session
 // that started holds its resources in, and the lock against a second launch on a live workspace.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PreparedLaunch, start } from "../src/host/launcher.ts";
@@ -214,6 +215,50 @@ describe("start(): a failure at any step releases exactly what was acquired", ()
       expect(record === null || record.end?.reason === "launch-failed", "no open record for recover() to meet").toBe(
         true,
       );
+    });
+
+  // A plain directory stands in for the session's cgroup: the shell that joins it writes its pid to
+  // cgroup.procs, and the orphan adds its own, as the kernel would list a process forked in it.
+  for (const control of [false, true])
+    it(`${control ? "control: without the session's cgroups, " : ""}a failed launch ${control ? "leaves" : "kills"} what its sandbox forked past the kill, which only its cgroup lists`, async () => {
+      const name = `st-orphan${control ? "-control" : ""}`;
+      const r = lw.request("pi-coder", name);
+      const ready = asUserCaller(lw.ready(r.req));
+      const cg = scratchCgroup(ready);
+      const procs = join(cg.dirs[0]!.dir, "cgroup.procs");
+      // The control plans no cgroups at all; its orphan still writes where the cgroup would be.
+      if (control) mkdirSync(cg.dirs[0]!.dir, { recursive: true });
+      const orphanPid = join(lw.w.root, `${name}.pid`);
+      // The subshell forks the orphan and exits at once: the orphan is no child of the sandbox's shell.
+      const script = `( sh -c 'echo $$ >> "${procs}"; echo $$ > "${orphanPid}"; sleep 30; :' & ); cat > /dev/null`;
+      const cgroups = control ? { name: "", dirs: [] } : cg;
+      const p = withShell({ ...ready, session: { ...ready.session, cgroups } }, script);
+      let orphan = 0;
+      const failure = start({
+        ...p,
+        req: {
+          ...p.req,
+          onSpawn: () => {
+            for (let i = 0; i < 500 && !existsSync(orphanPid); i++) spawnSync("sleep", ["0.01"]);
+            orphan = Number(readFileSync(orphanPid, "utf8"));
+            throw new Error("the launch record could not be written");
+          },
+        },
+      });
+      await expect(failure).rejects.toThrow("the launch record could not be written");
+      let left = isAlive(orphan);
+      for (let i = 0; i < 100 && left; i++) {
+        await new Promise((ok) => setTimeout(ok, 20));
+        left = isAlive(orphan);
+      }
+      if (left) process.kill(orphan, "SIGKILL");
+      expect(orphan, "the orphan started").toBeGreaterThan(0);
+      expect(
+        left,
+        control
+          ? "nothing else finds the orphan: the control proves the cgroup kill is what ends it"
+          : "the orphan is killed",
+      ).toBe(control);
     });
 
   it("the workspace's lock held by another run: refused naming it, before anything is made; the lock stays that run's", async () => {

@@ -29,7 +29,7 @@ import { importGraph } from "./import-graph.ts";
 import { readLaunchFacts } from "./launch-facts.ts";
 import { LaunchRegistry } from "./launch-registry.ts";
 import { LaunchResources, type Ending } from "./launch-resources.ts";
-import { makeSessionCgroups, removeSessionCgroups } from "./session-cgroups.ts";
+import { killCgroupProcs, makeSessionCgroups, removeSessionCgroups } from "./session-cgroups.ts";
 import { handOver } from "./handover.ts";
 import { statChain } from "./reach.ts";
 import { holdToolSocket } from "./tool-socket-listen.ts";
@@ -416,6 +416,8 @@ async function endSandbox(
     }
     await exited;
   }
+  // What the sandbox forked past that kill (or left when it ended by itself) its cgroups still hold.
+  if (ending.kind === "failed") await killCgroupProcs(plan.cgroups.dirs.map((d) => d.dir)); // safety: launch-failure-leaves-cgroup-procs
   removeMountStubs(plan.mountStubs);
 }
 

@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, 
 import { join } from "node:path";
 import type { CgroupController, CgroupPlan } from "../core/sandbox/cgroups.ts";
 import type { CgroupBase, SessionCgroupBases } from "../core/sandbox/types.ts";
+import { isAlive } from "./session-procs.ts";
 
 type Mount = { dir: string; type: string; options: string[] };
 
@@ -106,4 +107,36 @@ export function removeSessionCgroup(dir: string): boolean {
 export async function removeSessionCgroups(dirs: readonly string[]): Promise<void> {
   for (const d of dirs)
     for (let i = 0; i < 250 && !removeSessionCgroup(d); i++) await new Promise((r) => setTimeout(r, 20));
+}
+
+/**
+ * SIGKILL to every process the session's cgroups list, until they list none or two seconds pass:
+ * a process forked while the launch killed its sandbox's children is no child the kill named, and
+ * only its cgroup still knows it. Only a session's sandbox joins these cgroups; never pid 1 or the
+ * host itself. A dir that cannot be read (gone, or never made) lists nothing.
+ */
+export async function killCgroupProcs(dirs: readonly string[]): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    // A killed process stays listed until it has exited; a zombie is already gone as far as it goes.
+    const listed = dirs.flatMap(readCgroupProcs).filter((pid) => pid > 1 && pid !== process.pid && isAlive(pid));
+    if (listed.length === 0) return;
+    for (const pid of listed)
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function readCgroupProcs(dir: string): number[] {
+  try {
+    return readFileSync(join(dir, "cgroup.procs"), "utf8")
+      .split("\n")
+      .filter((l) => /^\d+$/.test(l))
+      .map(Number);
+  } catch {
+    return [];
+  }
 }
