@@ -1,7 +1,18 @@
 // The model proxy in-process, each edge by its effect: what the upstream receives, what the session
 // gets back, and the egress log's lines. The upstream is a plain HTTP server on 127.0.0.1; the
 // proxy listens on a real Unix socket under the system's temp dir.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect, type Socket } from "node:net";
@@ -441,6 +452,29 @@ const options = (name: string, upstream = "http://127.0.0.1:1"): ModelProxyOptio
 });
 
 describe("the model proxy's process, its failures and its end", () => {
+  it("a process that cannot be spawned (node gone from under the host): listening rejects naming it, and close() returns", () => {
+    const node = join(root, "node-gone", "node");
+    mkdirSync(join(root, "node-gone"));
+    copyFileSync(process.execPath, node);
+    chmodSync(node, 0o755);
+    const sweep = sweepChild();
+    const out = execFileSync(
+      node,
+      [
+        ...sweep.execArgv,
+        join(import.meta.dirname, "support", "proxy-node-gone.ts"),
+        join(root, "gone.sock"),
+        join(root, "gone", "egress", "run.jsonl"),
+      ],
+      { env: { ...process.env, ...sweep.env }, encoding: "utf8", timeout: 60_000 },
+    );
+    sweep.collect();
+    const r = JSON.parse(out) as { listening: string; closed: string };
+    expect(r.listening, "a launch waiting for it is told why").toMatch(/^rejected: .*ENOENT/);
+    expect(r.closed, "the launch's unwind closes it and goes on").toBe("resolved");
+    expect(existsSync(join(root, "gone.sock")), "no socket is left").toBe(false);
+  });
+
   it("a socket path already taken: listening rejects, what is there stays, the name it was bound under is gone, and no one waiting is no unhandled rejection", async () => {
     const o = options("taken");
     writeFileSync(o.socket, "someone's file");

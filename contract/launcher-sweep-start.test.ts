@@ -16,7 +16,7 @@ import {
 import { type ChildProcess, execFileSync } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import { basename, dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type PreparedLaunch, start } from "../src/host/launcher.ts";
 import { LaunchRegistry } from "../src/host/launch-registry.ts";
 import { readWorkspaceLock, takeWorkspaceLock } from "../src/host/workspace-lock.ts";
@@ -220,6 +220,23 @@ describe("start()", () => {
     expect(end.stderr, "the end did not wait for the straggler").toBe("early\n");
   });
 
+  it("a session's end signals no pid: its sandbox is already reaped, and the pid may be another process's by then", async () => {
+    const p = plan("ls-reaped", "cat > /dev/null; exit 0");
+    const signalled: number[] = [];
+    const kill = process.kill.bind(process);
+    const spy = vi.spyOn(process, "kill").mockImplementation((pid: number, signal?: string | number) => {
+      signalled.push(pid);
+      return kill(pid, signal);
+    });
+    try {
+      const s = await start(p);
+      expect((await s.exited).end).toEqual({ kind: "code", code: 0 });
+      expect(signalled, `no signal went to the sandbox's pid ${s.pid} or anything else`).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("the run's home is 0700 whatever the umask took from the mode it was made with", () => {
     // A umask that takes the owner's write bit: the run directory is made 0500 and stays so, home
     // alone is set to 0700 after it is made. Only root can then fill the run; anyone else is refused.
@@ -233,7 +250,8 @@ describe("start()", () => {
       { env: { ...process.env, ...sweep.env }, encoding: "utf8" },
     );
     sweep.collect();
-    if (process.getuid!() === 0) expect(JSON.parse(out)).toEqual({ run: "500", home: "700" });
+    // The session's passwd is 0644 too, so a root caller's session uid can read it.
+    if (process.getuid!() === 0) expect(JSON.parse(out)).toEqual({ run: "500", home: "700", passwd: "644" });
     else expect(JSON.parse(out)).toEqual({ error: "EACCES" });
   });
 });

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type PreparedLaunch, start } from "../src/host/launcher.ts";
 import { LaunchRegistry } from "../src/host/launch-registry.ts";
 import { readWorkspaceLock, takeWorkspaceLock } from "../src/host/workspace-lock.ts";
@@ -183,6 +183,17 @@ const withMarker = (marker: string) =>
     .map(Number)
     .filter(isAlive);
 
+// A run that failed to kill its sandbox (a mutant of the sweep's, say) leaves a shell with its
+// marker for 30 s: ended before each test, so the next test's "nothing left" is its own.
+beforeEach(() => {
+  for (const pid of withMarker(`launcher-step-`).filter((p) =>
+    (cmdlineOf(p) ?? []).some((t) => t.includes(`-${process.pid};`)),
+  ))
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+});
+
 const noneLeft = async (marker: string) => {
   for (let i = 0; i < 250 && withMarker(marker).length > 0; i++) await new Promise((ok) => setTimeout(ok, 20));
   return withMarker(marker).length === 0;
@@ -239,8 +250,10 @@ describe("start(): a failure at any step releases exactly what was acquired", ()
         req: {
           ...p.req,
           onSpawn: () => {
-            for (let i = 0; i < 500 && !existsSync(orphanPid); i++) spawnSync("sleep", ["0.01"]);
-            orphan = Number(readFileSync(orphanPid, "utf8"));
+            // The file is there before the pid is written into it: wait for the number.
+            const pidOf = () => (existsSync(orphanPid) ? Number(readFileSync(orphanPid, "utf8")) : 0);
+            for (let i = 0; i < 500 && !(pidOf() > 0); i++) spawnSync("sleep", ["0.01"]);
+            orphan = pidOf();
             throw new Error("the launch record could not be written");
           },
         },

@@ -152,8 +152,10 @@ class ProxyProcess implements ModelProxy {
     this.#child = child;
     this.#socket = o.socket;
     const stderr = tailOf(child.stderr!, STDERR_TAIL);
+    // "close", not "exit": a process that could not be spawned (node gone from under the host)
+    // emits "error" and "close" but never "exit", and close() waits for this.
     this.#exited = new Promise((resolve) =>
-      child.once("exit", (code, signal) => {
+      child.once("close", (code, signal) => {
         // A session's proxy that ends unasked costs that session its model; the host goes on.
         if (this.#closing === null)
           recordEnded(o.egressLog, `the session's model proxy ended (${endedHow(code, signal)}): ${stderr()}`);
