@@ -152,16 +152,15 @@ class ProxyProcess implements ModelProxy {
     this.#child = child;
     this.#socket = o.socket;
     const stderr = tailOf(child.stderr!, STDERR_TAIL);
+    // A session's proxy that ends unasked costs that session its model; the host goes on. Recorded
+    // at "exit", before `listening` rejects on it.
+    child.once("exit", (code, signal) => {
+      if (this.#closing === null)
+        recordEnded(o.egressLog, `the session's model proxy ended (${endedHow(code, signal)}): ${stderr()}`);
+    });
     // "close", not "exit": a process that could not be spawned (node gone from under the host)
     // emits "error" and "close" but never "exit", and close() waits for this.
-    this.#exited = new Promise((resolve) =>
-      child.once("close", (code, signal) => {
-        // A session's proxy that ends unasked costs that session its model; the host goes on.
-        if (this.#closing === null)
-          recordEnded(o.egressLog, `the session's model proxy ended (${endedHow(code, signal)}): ${stderr()}`);
-        resolve();
-      }),
-    );
+    this.#exited = new Promise((resolve) => child.once("close", () => resolve()));
     this.listening = new Promise<void>((resolve, reject) => {
       // A process that neither listens nor ends is ended: `listening` rejects, never hangs.
       const stuck = setTimeout(() => child.kill("SIGKILL"), LISTEN_TIMEOUT_MS).unref();
