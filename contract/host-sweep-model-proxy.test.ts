@@ -4,7 +4,6 @@
 import { execFileSync } from "node:child_process";
 import {
   chmodSync,
-  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -455,7 +454,9 @@ describe("the model proxy's process, its failures and its end", () => {
   it("a process that cannot be spawned (node gone from under the host): listening rejects naming it, and close() returns", () => {
     const node = join(root, "node-gone", "node");
     mkdirSync(join(root, "node-gone"));
-    copyFileSync(process.execPath, node);
+    // Copied by a process of its own: the contract tier's worker threads fork beside this one, and a
+    // child forked while this process held the copy open for writing makes its exec fail (ETXTBSY).
+    execFileSync("cp", ["--", process.execPath, node]);
     chmodSync(node, 0o755);
     const sweep = sweepChild();
     const out = execFileSync(
