@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SESSION_LIMITS } from "../src/core/sandbox/limits.ts";
@@ -45,6 +46,28 @@ describe("makeSessionCgroups", () => {
     expect(dirs, "one cgroup holds both controllers").toEqual([join(base, "run-3")]);
     expect(read(join(base, "run-3/pids.max")), "tasks bounded").toBe(String(SESSION_LIMITS.tasks.value));
     expect(read(join(base, "run-3/memory.max")), "memory bounded").toBe(String(SESSION_LIMITS.memoryBytes.value));
+  });
+  it("the joining shell writes its own pid into each cgroup.procs, then execs the command as that pid; a cgroup it cannot join ends it with 125 and the command never runs (control: every file writable, it runs)", () => {
+    const dir = join(root, "join");
+    mkdirSync(dir, { recursive: true });
+    const procs = [join(dir, "pids.procs"), join(dir, "memory.procs")];
+    const marker = join(dir, "ran");
+    const command = ["/bin/sh", "-c", 'echo $$ > "$0"', marker];
+    const run = (files: string[]) => {
+      const [cmd, ...args] = joinCgroups(files, command);
+      return spawnSync(cmd!, args, { encoding: "utf8" });
+    };
+    const joined = run(procs);
+    expect(joined.status, joined.stderr).toBe(0);
+    const pid = read(marker).trim();
+    expect(
+      procs.map(read).map((t) => t.trim()),
+      "each cgroup got the pid the command then ran as",
+    ).toEqual([pid, pid]);
+    rmSync(marker);
+    const refused = run([procs[0]!, join(dir, "gone", "cgroup.procs")]);
+    expect(refused.status, "a cgroup it cannot join: the launch's command does not start").toBe(125);
+    expect(existsSync(marker), "the command never ran, unbounded").toBe(false);
   });
   it("finds each controller's writable hierarchy in /proc/self/mounts' shape, and none where nothing is mounted", () => {
     const v1 = join(root, "find-v1");

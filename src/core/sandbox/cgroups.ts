@@ -4,18 +4,25 @@ import type { SessionCgroupBases } from "./types.ts";
 export type CgroupController = "pids" | "memory";
 export type CgroupVersion = 1 | 2;
 
+const MEMSW_V1 = {
+  file: "memory.memsw.limit_in_bytes",
+  value: SESSION_LIMITS.memoryBytes.value,
+  optional: true,
+  why: "swap counts too, so the bound cannot be dodged by paging out",
+} as const;
 const MEMORY_V1 = [
   { file: "memory.limit_in_bytes", value: SESSION_LIMITS.memoryBytes.value, why: SESSION_LIMITS.memoryBytes.why },
-  {
-    file: "memory.memsw.limit_in_bytes",
-    value: SESSION_LIMITS.memoryBytes.value,
-    optional: true,
-    why: "swap counts too, so the bound cannot be dodged by paging out",
-  },
+  MEMSW_V1, // safety: memory-cgroup-v1-no-swap
 ] as const;
+const SWAP_V2 = {
+  file: "memory.swap.max",
+  value: 0, // safety: memory-cgroup-v2-swap-as-memory
+  optional: true,
+  why: "no swap, so the bound cannot be dodged by paging out",
+} as const;
 const MEMORY_V2 = [
   { file: "memory.max", value: SESSION_LIMITS.memoryBytes.value, why: SESSION_LIMITS.memoryBytes.why },
-  { file: "memory.swap.max", value: 0, optional: true, why: "no swap, so the bound cannot be dodged by paging out" },
+  SWAP_V2,
 ] as const;
 
 /**
