@@ -82,6 +82,8 @@ const EPERM = /^ERR 1$/m;
 const MiB = 1048576;
 /** More than a process may map (dataBytes), less than the session's whole (memoryBytes). */
 const MEMORY_ONE = SESSION_LIMITS.dataBytes.value + 512 * MiB;
+/** Past the session's whole (memoryBytes), in MiB: one memfd of it. */
+const MEMFD_MIB = (SESSION_LIMITS.memoryBytes.value + 512 * MiB) / MiB;
 /** A share under dataBytes; three of them pass memoryBytes. */
 const MEMORY_SHARE = Math.ceil((SESSION_LIMITS.memoryBytes.value + 256 * MiB) / 3);
 /** The names directly under /etc that the allowlist's entries make. */
@@ -615,6 +617,20 @@ export const ATTACKS: readonly AttackRow[] = [
     script: () =>
       `for i in 1 2 3; do perl -e 'my $x; vec($x, ${MEMORY_SHARE} - 1, 8) = 1; open(my $f, ">", "/tmp/held.$$"); close $f; for (1..60) { my @h = glob("/tmp/held.*"); last if @h >= 3; select(undef, undef, undef, 0.1) } my @h = glob("/tmp/held.*"); print((@h >= 3 ? "DONE" : "ALONE"), "\\n")' & done; wait`,
     through: (r) => (r.out.match(/^DONE$/gm) ?? []).length === 3,
+  },
+  {
+    id: "memory-memfd",
+    klass: "resources",
+    what: `one process cannot hold more shared memory (a memfd, which RLIMIT_DATA does not count) than the session's ${SESSION_LIMITS.memoryBytes.value / MiB} MiB`,
+    layers: ["memory-cgroup"],
+    only: ["root"],
+    timeoutMs: 120_000,
+    note: "a user caller has no memory cgroup it may write, and its RLIMIT_DATA does not count a memfd: measured in docs/hardening.md Limits",
+    // oom_score_adj 1000: the cgroup's OOM killer ends this process, not the runner, whose resident
+    // set is larger than this one's (a memfd written, not mapped, is in no process's).
+    script: () =>
+      `perl -e 'if (open(my $o, ">", "/proc/self/oom_score_adj")) { print $o "1000"; close $o } my $name = "held"; my $fd = syscall(${nr("memfd_create")}, $name, 0); if ($fd < 0) { print "NOMEMFD ", $! + 0, "\\n"; exit } open(my $f, ">&=", $fd) or do { print "NOFD\\n"; exit }; my $b = "\\1" x 1048576; my $n = 0; while ($n < ${MEMFD_MIB}) { last unless (syswrite($f, $b) // 0) == 1048576; $n++ } print "HELD $n\\n"'`,
+    through: (r) => new RegExp(`^HELD ${MEMFD_MIB}$`, "m").test(r.out),
   },
   {
     id: "home-fill",
