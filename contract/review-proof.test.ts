@@ -176,6 +176,24 @@ describe("the proof review flags what a pull request can hide from the proof", (
     expect(r.lines).toEqual(["unknown null file", "unknown null file"]);
     expect(r.code).toBe(1);
   });
+
+  it("a helper, a fixture or a project setting tests rest on, changed with no test's own text changed, is unknown until read; control: a source beside them is not", () => {
+    const dir = repo();
+    const helpers = [
+      "live/support/tool-socket-attack.cjs",
+      "contract/support/proxy-host.ts",
+      "contract/fixtures/case.json",
+      "tsconfig.json",
+      ".npmrc",
+    ];
+    commit(dir, Object.fromEntries(helpers.map((f) => [f, "weakened\n"])));
+    const r = proofOf(dir);
+    expect(r.lines, "one finding each").toEqual(helpers.map(() => "unknown null file"));
+    expect(r.code).toBe(1);
+    const control = repo();
+    commit(control, { "src/core/notes.ts": "export const x = 1;\n", "docs/notes.md": "text\n" });
+    expect(proofOf(control).lines, "control: no finding").toEqual([]);
+  });
 });
 
 describe("a test file's inventory, read without running it", () => {

@@ -27,6 +27,14 @@ export const VERDICT_INPUTS: readonly { match: RegExp; why: string }[] = [
     why: "a setup file every test of a tier runs under",
   },
   {
+    match: /^(contract|live|matrix|selftest)\/(support|fixtures)\//, // safety: proof-input-helpers
+    why: "the helpers and fixtures tests run (the attack scripts and stand-ins among them): weakened here, every test that uses them weakens with no test's own text changed",
+  },
+  {
+    match: /^(tsconfig\.json|\.npmrc)$/, // safety: proof-input-project
+    why: "how the tree is type-checked and what npm installs for every tier",
+  },
+  {
     match: /^scripts\/(goldens-|skips-check|tree-proof|mutants|sweep-triage|review-)/,
     why: "a command CI runs to reach a verdict",
   },
