@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 // Every project: a test that runs no assertion fails. A test that returns before its checks, or
 // whose only expect sits in a callback that never runs, is not a pass.
-const expect = { requireAssertions: true };
+const expect = { requireAssertions: true }; // safety: tests-require-assertions
 
 export default defineConfig({
   test: {

@@ -78,7 +78,11 @@ export function loadCatalog(root: string): LoadedCatalog {
   }
   for (const [file, text] of [...sources].sort()) hash.update(file + "\0" + text + "\0");
 
-  const tags = walk(join(root, "src"), (p) => /\.[cm]?[jt]sx?$/.test(p)).flatMap((p) =>
+  // The tiers' own configs carry safety lines too (which tests run, what fails a test).
+  const configs = readdirSync(root)
+    .filter((n) => /\.config\.[cm]?[jt]s$/.test(n))
+    .map((n) => join(root, n));
+  const tags = [...walk(join(root, "src"), (p) => /\.[cm]?[jt]sx?$/.test(p)), ...configs].flatMap((p) =>
     scanTags(relative(root, p), readFileSync(p, "utf8")),
   );
   problems.push(...pairTags(mutants, tags, sites));
