@@ -1,5 +1,15 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, lchownSync, linkSync, mkdirSync, readFileSync, statSync, writeFileSync, chmodSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lchownSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { isMosaicError } from "../src/core/errors.ts";
@@ -8,8 +18,15 @@ import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { checkoutProblem, liveIt } from "../src/conformance/tiers/live-gate.ts";
 import { identityProblem } from "../src/conformance/attacks/world.ts";
 import { OTHER_UID } from "../src/conformance/attacks/table.ts";
-import { ask, launchAndClaim, makeRuntimeWorld, type RuntimeWorld } from "../src/conformance/worlds/runtime-world.ts";
-import { prepareLaunch, start } from "../src/host/launcher.ts";
+import {
+  ask,
+  launchAndClaim,
+  makeRuntimeWorld,
+  waitClaimed,
+  type RuntimeWorld,
+} from "../src/conformance/worlds/runtime-world.ts";
+import { prepareLaunch, readLaunchInputs, start } from "../src/host/launcher.ts";
+import type { FsView } from "../src/core/gate/fs-view.ts";
 import { launchAsUid, launchWithBinds } from "../src/conformance/controls/launch.ts";
 import { readHostFacts } from "../src/host/host-facts.ts";
 import type { PreparedLaunch } from "../src/host/launcher.ts";
@@ -120,6 +137,39 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
     );
     expect(statSync(outside).uid, "a chown through the link gives the session the file elsewhere").toBe(
       p.session.identity.runAs.uid,
+    );
+  });
+
+  it("a workspace reached through a link (here to a stand-in of the founder's HOME) refuses path-through-link, naming the link, before anything is on disk; control: planned as if the link were a directory, the session writes into the link's target", async () => {
+    const home = join(w.root, "founder-home");
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, ".bashrc"), "the founder's own\n");
+    const link = join(w.data, "workspaces/acme/through-link");
+    symlinkSync(home, link);
+    const req = w.request(w.instance("pi-coder", "through-link", { instance: "through-link", workspace: link }));
+    expect(await mosaicCode(() => prepareLaunch(req)), "refused, naming the link and where it leads").toBe(
+      `path-through-link: workspace: ${link} goes through ${link}, a symbolic link to ${home}: the sandbox would bind the link's target, which no check of ${link} saw; name the directory itself`,
+    );
+    expect(existsSync(req.runDir), "no run directory").toBe(false);
+    expect(statSync(home).uid, "the target was not handed over").toBe(0);
+    // Control: the planner shown a directory where the link is.
+    const inputs = readLaunchInputs(req);
+    const blind: FsView = { lstat: (p) => (p === link ? { kind: "dir" } : inputs.fs.lstat(p)) };
+    const p = prepareLaunch(req, { ...inputs, fs: blind });
+    if (p.kind !== "ready") throw new Error(`refused: ${p.code}: ${p.message}`);
+    // The handover never follows the link, so the target stays root's; a user caller's HOME is the
+    // caller's own, which its session runs as: the target is given the session's uid to stand for that.
+    const me = p.prepared.session.identity.runAs;
+    for (const f of [home, join(home, ".bashrc")]) lchownSync(f, me.uid, me.gid);
+    const s = await start(p.prepared);
+    try {
+      await waitClaimed(w, s, "through-link");
+      await ask(w, "through-link", `echo session > ${link}/planted; echo done`);
+    } finally {
+      await s.stop();
+    }
+    expect(readFileSync(join(home, "planted"), "utf8"), "the session wrote into the founder's stand-in HOME").toBe(
+      "session\n",
     );
   });
 

@@ -16,6 +16,8 @@ export const MOSAIC_ERROR_CODES = {
   "run-in-workspace": "the run directory lies inside the workspace, so the harness could rewrite its own bundle",
   "workspace-in-run": "the workspace lies inside the run directory",
   "protected-link": "a protected path is a symbolic link, so a bind would land on its target",
+  "path-through-link":
+    "the workspace or run directory is reached through a symbolic link, so its checks judge one tree and bwrap binds another",
   "protected-unreadable": "a protected path cannot be examined, so it cannot be protected",
   "handover-hardlink": "a file to hand to the session's uid has other hard links, which a chown would hand over too",
   "session-identity": "MOSAIC_SESSION_UID or MOSAIC_SESSION_GID is not a numeric id a session may run as",

@@ -5,6 +5,7 @@ import { SESSION_LIMITS } from "./limits.ts";
 import { protectedBinds, type MountStub } from "./protected.ts";
 import { TOP_LINKS, type Bind, type BindRow, type HostFacts, type SandboxSpec } from "./types.ts";
 import { validateSpec } from "./validate.ts";
+import { refuseLinkedPaths } from "./linked-paths.ts";
 import { ETC_FILES } from "./etc.ts";
 
 type Made = Omit<Bind, "why" | "row"> & { why?: string };
@@ -174,6 +175,7 @@ export const BIND_TABLE: readonly Row[] = [
  */
 export function binds(spec: SandboxSpec, facts: HostFacts, fs: FsView): Bind[] {
   validateSpec(spec, facts);
+  refuseLinkedPaths(spec, fs);
   return BIND_TABLE.flatMap((r) => r.make(spec, facts, fs).map((b) => ({ ...b, why: b.why ?? r.why, row: r.row })));
 }
 
