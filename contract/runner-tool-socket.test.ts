@@ -4,7 +4,7 @@
 // many connections. After every case a well-formed request must still get its exact answer.
 // Fixed seeds keep the tier repeatable; the whole file takes a few seconds.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -23,6 +23,8 @@ interface Server {
   dir: string;
   sock: string;
   stderr(): string;
+  /** Sockets it holds with no client connected: its listening socket. */
+  idleSockets: number;
 }
 
 /** The real tool server in its own process; `limit` runs it under a low descriptor limit. */
@@ -37,7 +39,28 @@ async function startServer(label: string, limit?: number): Promise<Server> {
     child.stdout!.setEncoding("utf8").on("data", (d: string) => d.includes("ready") && ok());
     child.on("exit", (code) => fail(new Error(`the tool server exited ${code} before it listened: ${err}`)));
   });
-  return { child, dir, sock: join(dir, "tools.sock"), stderr: () => err };
+  return { child, dir, sock: join(dir, "tools.sock"), stderr: () => err, idleSockets: socketsOf(child.pid!) };
+}
+
+/** How many sockets a process holds open (its listening socket and every connection it has not closed). */
+function socketsOf(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:");
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+/**
+ * Waits until the server holds no connection: a client's close reaches it a few turns of its event
+ * loop later, and one it still counts would take a place under the connections bound.
+ */
+async function connectionsClosed(s: Server): Promise<void> {
+  for (let t0 = Date.now(); socketsOf(s.child.pid!) > s.idleSockets && Date.now() - t0 < 5_000; )
+    await new Promise((ok) => setTimeout(ok, 10));
+  expect(socketsOf(s.child.pid!), "the server closed every earlier connection").toBe(s.idleSockets);
 }
 
 async function stopServer(s: Server | undefined): Promise<void> {
@@ -294,34 +317,39 @@ describe("the tool socket survives any input (fast-check, the real serveToolSock
       "many connections",
       fc.integer({ min: BOUNDS.connections + 1, max: BOUNDS.connections + 60 }),
       async (n) => {
+        await connectionsClosed(s);
         const held: Socket[] = [];
         const refusals: string[] = [];
-        for (let k = 0; k < n; k++) {
-          const c = connect(s.sock);
-          held.push(c);
-          c.setEncoding("utf8");
-          c.on("error", () => {});
-          c.on("data", (d: string) => refusals.push(d.trim()));
-          c.on("connect", () => c.write('{"tool":'));
+        try {
+          for (let k = 0; k < n; k++) {
+            const c = connect(s.sock);
+            held.push(c);
+            c.setEncoding("utf8");
+            c.on("error", () => {});
+            c.on("data", (d: string) => refusals.push(d.trim()));
+            c.on("connect", () => c.write('{"tool":'));
+          }
+          // Until the refusals the bound implies have come (or 2 s), then a moment for any extra one.
+          for (let t0 = Date.now(); refusals.length < n - BOUNDS.connections && Date.now() - t0 < 2_000; )
+            await new Promise((ok) => setTimeout(ok, 10));
+          await new Promise((ok) => setTimeout(ok, 50));
+          expect(
+            refusals.map(parsed),
+            `${n} held at once: ${n - BOUNDS.connections} refused by the connections bound`,
+          ).toEqual(
+            Array.from({ length: n - BOUNDS.connections }, () => ({
+              id: null,
+              ok: false,
+              error: boundRefusal("connections", BOUNDS),
+            })),
+          );
+        } finally {
+          // A failed run closes what it holds too, so no later test meets a full server.
+          await Promise.all(
+            held.map((c) => new Promise((ok) => (c.destroyed ? ok(null) : (c.once("close", ok), c.destroy())))),
+          );
         }
-        // Until the refusals the bound implies have come (or 2 s), then a moment for any extra one.
-        for (let t0 = Date.now(); refusals.length < n - BOUNDS.connections && Date.now() - t0 < 2_000; )
-          await new Promise((ok) => setTimeout(ok, 10));
-        await new Promise((ok) => setTimeout(ok, 50));
-        expect(
-          refusals.map(parsed),
-          `${n} held at once: ${n - BOUNDS.connections} refused by the connections bound`,
-        ).toEqual(
-          Array.from({ length: n - BOUNDS.connections }, () => ({
-            id: null,
-            ok: false,
-            error: boundRefusal("connections", BOUNDS),
-          })),
-        );
-        await Promise.all(
-          held.map((c) => new Promise((ok) => (c.destroyed ? ok(null) : (c.once("close", ok), c.destroy())))),
-        );
-        await new Promise((ok) => setTimeout(ok, 20));
+        await connectionsClosed(s);
         await expectAlive(s, `${n} connections at once`);
       },
       4,
