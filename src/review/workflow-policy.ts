@@ -5,7 +5,7 @@
 // npm script (or npm ci, or a package install), so .ci/run can rehearse the same scripts.
 import { parse } from "yaml";
 
-type Step = { uses?: string; run?: string; with?: Record<string, unknown> };
+type Step = { uses?: string; run?: string; with?: Record<string, unknown>; if?: string };
 type Job = { permissions?: unknown; steps?: Step[] };
 type Workflow = { on?: unknown; permissions?: unknown; jobs?: Record<string, Job> };
 
@@ -87,14 +87,17 @@ export function checkWorkflow(path: string, text: string, scripts: ReadonlySet<s
   return out;
 }
 
+/** One npm script a job runs: whether as root, and the step's `if:` (null when it always runs). */
+export type JobScript = { script: string; root: boolean; when: string | null };
+
 /** Each job's npm scripts, in order, and whether each runs as root: what .ci/run must rehearse. */
-export function jobScripts(text: string): Record<string, { script: string; root: boolean }[]> {
+export function jobScripts(text: string): Record<string, JobScript[]> {
   const wf = parse(text) as Workflow;
-  const out: Record<string, { script: string; root: boolean }[]> = {};
+  const out: Record<string, JobScript[]> = {};
   for (const [name, job] of Object.entries(wf.jobs ?? {}))
     out[name] = (job.steps ?? []).flatMap((s) => {
       const script = s.run === undefined ? null : scriptOf(s.run);
-      return script === null ? [] : [{ script, root: s.run!.startsWith("sudo ") }];
+      return script === null ? [] : [{ script, root: s.run!.startsWith("sudo "), when: s.if ?? null }];
     });
   return out;
 }
