@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import {
   chmodSync,
+  chownSync,
   existsSync,
   lchownSync,
   linkSync,
@@ -138,6 +139,33 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
     expect(statSync(outside).uid, "a chown through the link gives the session the file elsewhere").toBe(
       p.session.identity.runAs.uid,
     );
+  });
+
+  it("through start(), a link an earlier session left in the workspace hands nothing behind it over: the host's directory and file it names stay root's; control: a chown that follows the link gives them to the session", async () => {
+    const outside = join(w.root, "host-tree");
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, "host-file"), "the host's own\n");
+    const p = prepared("link-left");
+    const ws = p.req.instance.workspace;
+    symlinkSync(outside, join(ws, "left-dir"));
+    symlinkSync(join(outside, "host-file"), join(ws, "left-file"));
+    const s = await start(p);
+    try {
+      await waitClaimed(w, s, "link-left");
+    } finally {
+      await s.stop();
+    }
+    const me = p.session.identity.runAs;
+    expect(statSync(ws).uid, "the workspace was handed over").toBe(me.uid);
+    expect(
+      [statSync(outside).uid, statSync(join(outside, "host-file")).uid],
+      "what the links name stays root's",
+    ).toEqual([0, 0]);
+    // Control: the same chown through the name, following it, as a walk that followed links would.
+    const again = join(w.root, "control-link");
+    symlinkSync(outside, again);
+    chownSync(again, me.uid, me.gid);
+    expect(statSync(outside).uid, "a chown that follows the link hands the host's directory over").toBe(me.uid);
   });
 
   it("a workspace reached through a link (here to a stand-in of the founder's HOME) refuses path-through-link, naming the link, before anything is on disk; control: planned as if the link were a directory, the session writes into the link's target", async () => {
