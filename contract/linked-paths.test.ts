@@ -3,7 +3,9 @@
 import { describe, expect, it } from "vitest";
 import { isMosaicError } from "../src/core/errors.ts";
 import type { FsEntry, FsView } from "../src/core/gate/fs-view.ts";
+import { binds } from "../src/core/sandbox/binds.ts";
 import { linkOnPath, refuseLinkedPaths } from "../src/core/sandbox/linked-paths.ts";
+import { HOST_LAYOUTS, ROLE_CASES, fixtureWorkspaceView } from "../src/conformance/worlds/host-fixtures.ts";
 
 /** A filesystem of directories, with the links named; anything else is missing. */
 function view(dirs: string[], links: Record<string, string> = {}): FsView {
@@ -55,5 +57,19 @@ describe("refuseLinkedPaths", () => {
     expect(refusal(view(DIRS, { "/data/runs": "/etc" }))).toMatch(
       /^path-through-link runDir: runDir: \/data\/runs\/run-1 goes through \/data\/runs, a symbolic link to \/etc:/,
     );
+  });
+});
+
+describe("every plan's binds check the paths first", () => {
+  it("binds() refuses a workspace whose parent is a link, before any row is planned; control: the same view without the link plans", () => {
+    const spec = ROLE_CASES["pi-coder"]!.spec;
+    const facts = HOST_LAYOUTS["merged-usr"]!.facts;
+    const real = fixtureWorkspaceView(spec);
+    const parent = spec.workspace.slice(0, spec.workspace.lastIndexOf("/"));
+    const linked: FsView = { lstat: (p) => (p === parent ? { kind: "link", target: "/home" } : real.lstat(p)) };
+    expect(() => binds(spec, facts, linked)).toThrow(
+      expect.objectContaining({ code: "path-through-link", field: "workspace" }),
+    );
+    expect(binds(spec, facts, real).length, "control").toBeGreaterThan(0);
   });
 });
