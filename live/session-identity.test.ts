@@ -141,6 +141,41 @@ describe("a root caller's session runs as its own unprivileged uid", () => {
     );
   });
 
+  it("a second launch on a workspace whose session still runs is refused workspace-busy, naming that run, and touches nothing; control: with its lock moved aside on purpose, it hands the live session's workspace to another uid", async () => {
+    const first = prepared("busy-first");
+    const ws = first.req.instance.workspace;
+    const s = await start(first);
+    try {
+      await waitClaimed(w, s, "busy-first");
+      const mine = first.session.identity.runAs.uid;
+      const secondOf = (name: string) => {
+        const q = prepareLaunch(w.request(w.instance("pi-coder", name, { instance: name, workspace: ws })));
+        if (q.kind !== "ready") throw new Error(`refused: ${q.code}: ${q.message}`);
+        return q.prepared;
+      };
+      const second = secondOf("busy-second");
+      expect(await mosaicCode(() => start(second)), "refused, naming the live run").toMatch(
+        /^workspace-busy: .*busy-first/,
+      );
+      expect(existsSync(second.req.runDir), "the second launch made nothing").toBe(false);
+      expect(statSync(ws).uid, "the live session's workspace is still its own").toBe(mine);
+      // Control: the same launch with its lock moved aside goes ahead over the live workspace.
+      const third = secondOf("busy-third");
+      const unlocked = { ...third, session: { ...third.session, lock: `${third.session.lock}.control` } };
+      expect(unlocked.session.identity.runAs.uid, "another session, another uid").not.toBe(mine);
+      const t = await start(unlocked);
+      try {
+        expect(statSync(ws).uid, "the live session's workspace was handed to the second session's uid").toBe(
+          unlocked.session.identity.runAs.uid,
+        );
+      } finally {
+        await t.stop();
+      }
+    } finally {
+      await s.stop();
+    }
+  });
+
   it("through start(), a link an earlier session left in the workspace hands nothing behind it over: the host's directory and file it names stay root's; control: a chown that follows the link gives them to the session", async () => {
     const outside = join(w.root, "host-tree");
     mkdirSync(outside, { recursive: true });

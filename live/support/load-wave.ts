@@ -88,6 +88,12 @@ function leftoversOf(registry: LaunchRegistry, p: PreparedLaunch): string[] {
   for (const c of rec?.cgroups ?? []) if (existsSync(c)) out.push(`${run}: cgroup ${c}`);
   for (const s of rec?.mountStubs ?? []) if (existsSync(s.path)) out.push(`${run}: mount stub ${s.path}`);
   for (const [what, path] of sockets(p)) if (existsSync(path)) out.push(`${run}: ${what} ${path}`);
+  // A lock left held keeps the workspace (or the session's uid) from every later launch.
+  for (const [what, path] of [
+    ["workspace lock", p.session.lock],
+    ["session uid lock", p.session.uidLock],
+  ] as const)
+    if (path !== null && existsSync(path)) out.push(`${run}: ${what} ${path}`);
   return out;
 }
 
