@@ -5,13 +5,14 @@
 // and a row in golden-approvals.json. Each fails; a code owner's approval of the head naming the
 // finding passes, and the report says who approved it and why. Then the workflow's three steps
 // run end to end against the recorded API.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../src/conformance/golden/golden.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
 import { checkApprovals, readApprovalLines, type ReviewPayload } from "../src/review/approvals.ts";
-import { ownersOf, parseCodeowners, patternToRegex } from "../src/review/codeowners.ts";
+import { ownersOf, parseCodeowners, patternToRegex, unguardedPaths } from "../src/review/codeowners.ts";
+import { isProofInput } from "../src/review/proof-inputs.ts";
 import { planComment, selectPulls } from "../src/review/github.ts";
 import { PR_DIR, fetchStep, postStep, reviewStep } from "../src/review/pr-steps.ts";
 import { commit, git, makeRepo, review } from "./support/review-repo.ts";
@@ -255,5 +256,45 @@ describe("the pull-request review job's steps against the recorded API", () => {
     expect(codes).toEqual([0, 0, 0]);
     expect(posted).toEqual([]);
     expect(log.join("\n")).toContain("no open pull request has the head");
+  });
+});
+
+describe("the repository's CODEOWNERS guards every file a verdict rests on", () => {
+  const text = readFileSync(join(REPO_ROOT, ".github/CODEOWNERS"), "utf8");
+  // A walk, not git ls-files: the mutation runner's tree copies have no .git.
+  const inputs = readdirSync(REPO_ROOT)
+    .filter((top) => !/^(node_modules|\.git|\.scratch|reports|\.stryker-tmp)$/.test(top))
+    .flatMap((top) =>
+      statSync(join(REPO_ROOT, top)).isDirectory()
+        ? readdirSync(join(REPO_ROOT, top), { recursive: true, encoding: "utf8" }).map((p) => `${top}/${p}`)
+        : [top],
+    )
+    .filter((p) => statSync(join(REPO_ROOT, p)).isFile() && isProofInput(p));
+
+  it("each tracked proof input (goldens, mutants, tests, their helpers and configs, the engine, package files, CI) has a user owner by a rule of its own", () => {
+    const co = parseCodeowners(text);
+    expect(co.problems).toEqual([]);
+    expect(inputs.length, "the inputs are read off the tree").toBeGreaterThan(1000);
+    for (const p of [
+      "goldens/sandbox/binds/claude-outside-usr.claude-pm.txt",
+      "mutants/gate.json",
+      "src/review/rules.ts",
+      "tsconfig.json",
+      ".ci/run",
+    ])
+      expect(inputs, p).toContain(p);
+    expect(unguardedPaths(co, inputs)).toEqual([]);
+  });
+
+  it("control: with one rule taken out, its files are owned by the catch-all alone and listed; a team or nobody is listed too", () => {
+    const without = text.replace(/^\/src\/review\/ .*$/m, "");
+    expect(without).not.toBe(text);
+    const left = unguardedPaths(parseCodeowners(without), inputs);
+    expect(left.length).toBeGreaterThan(0);
+    expect(left.every((l) => l.path.startsWith("src/review/") && /only the catch-all \*/.test(l.why))).toBe(true);
+    expect(unguardedPaths(parseCodeowners("/src/ @acme/security\n"), ["src/a.ts", "b.ts"])).toEqual([
+      { path: "src/a.ts", why: "line 1 names no user" },
+      { path: "b.ts", why: "no rule matches it" },
+    ]);
   });
 });

@@ -56,3 +56,21 @@ export function ownersOf(co: Codeowners, path: string): string[] {
 export function loginOf(owner: string): string | null {
   return /^@[\w.-]+$/.test(owner) ? owner.slice(1).toLowerCase() : null;
 }
+
+/** A rule matching every path: it names who owns what nothing narrower names, not who guards the proof. */
+const isCatchAll = (r: CodeownersRule) => /^\/?\*\*?$/.test(r.pattern);
+
+/**
+ * Each path whose owner is not a user named by a rule of its own: owned by nobody, by the catch-all
+ * alone (whose owners change for reasons that have nothing to do with the proof), or by teams and
+ * emails only (whose approval the review cannot read). Empty when every path has a guard.
+ */
+export function unguardedPaths(co: Codeowners, paths: readonly string[]): { path: string; why: string }[] {
+  return paths.flatMap((path) => {
+    const rule = co.rules.findLast((r) => r.match.test(path));
+    if (rule === undefined) return [{ path, why: "no rule matches it" }];
+    if (isCatchAll(rule)) return [{ path, why: `only the catch-all ${rule.pattern} (line ${rule.line}) owns it` }]; // safety: codeowners-catch-all
+    if (!rule.owners.some((o) => loginOf(o) !== null)) return [{ path, why: `line ${rule.line} names no user` }];
+    return [];
+  });
+}

@@ -48,6 +48,12 @@ const digest = (t: string | null) =>
 
 export const verdictInputOf = (path: string) => VERDICT_INPUTS.find((v) => v.match.test(path));
 
+/** What a verdict rests on: the inputs above, the goldens, the mutant catalog and every tier's tests. */
+const READ_BY_MEANING = /^(goldens|mutants|contract|live|matrix|selftest)\//;
+
+/** True for every file whose change can change a verdict: CODEOWNERS must name who approves it. */
+export const isProofInput = (path: string) => READ_BY_MEANING.test(path) || verdictInputOf(path) !== undefined;
+
 /** One unknown finding per changed verdict input. */
 export function diffVerdictInputs(pairs: readonly FilePair[]): Finding[] {
   return pairs.flatMap((p) => {
