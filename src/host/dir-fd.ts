@@ -57,6 +57,7 @@ function kindOf(e: Dirent): EntryKind {
 const READ_AT_ONCE_BYTES = 4 * 1024 * 1024;
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+// safety: names-as-bytes
 const entryOf = (e: Dirent) => ({ name: (e.name as unknown as Buffer).toString("latin1"), kind: kindOf(e) });
 
 /** The entries of the directory at path (a host path, or `viaFd` of one held open): names (byte strings) sorted by byte, each with its d_type; at most `max`. */

@@ -51,10 +51,10 @@ function asFounder(w: AttackWorld, cwd: string, line: string): { status: number 
   return { status: r.status, out: `${r.stdout ?? ""}${r.stderr ?? ""}` };
 }
 
-/** The founder's `git status` in dir: true when the session's command ran. */
-function hostGitRan(w: AttackWorld, id: string, dir: string, gitArgs = "status"): boolean {
+/** The founder's `git status` in dir (after `cd`, for a directory whose name no string can hold): true when the session's command ran. */
+function hostGitRan(w: AttackWorld, id: string, dir: string, gitArgs = "status", cd = ""): boolean {
   rmSync(marker(w, id), { force: true });
-  asFounder(w, dir, `git -c safe.directory='*' ${gitArgs}`);
+  asFounder(w, dir, `${cd}git -c safe.directory='*' ${gitArgs}`);
   return existsSync(marker(w, id));
 }
 
@@ -71,7 +71,10 @@ function savePristine(w: AttackWorld): void {
 /** Puts the workspace back exactly as savePristine() found it, and the founder's ~/.bashrc. */
 function restorePristine(w: AttackWorld): void {
   if (!existsSync(pristine(w))) return;
-  for (const n of readdirSync(w.ws)) rmSync(join(w.ws, n), { recursive: true, force: true });
+  // Names as bytes: one that is not UTF-8 decodes to another name, which rm would not find.
+  for (const n of readdirSync(w.ws, { encoding: "buffer" }))
+    rmSync(Buffer.concat([Buffer.from(`${w.ws}/`), n]), { recursive: true, force: true });
+  if (readdirSync(w.ws).length > 0) throw new Error(`${w.ws}: not emptied before the pristine copy`);
   const r = spawnSync("cp", ["-a", `${pristine(w)}/.`, `${w.ws}/`], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`cp -a back to ${w.ws}: ${r.stderr}`);
   copyFileSync(`${pristine(w)}.bashrc`, w.stand.files.bashrc);
@@ -202,6 +205,34 @@ export function gitRows(): AttackRow[] {
           `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = %s\\n\\tfsmonitor = %s\\n' '${w.ws}' '${touchMarker(w, "git-root-repo")}' > config && echo PLANTED`,
         ].join("\n"),
       through: (_r, w) => hostGitRan(w, "git-root-repo", w.ws),
+    },
+    {
+      id: "git-fifo-head",
+      klass: "host code on the session's tree",
+      what: "a FIFO named HEAD beside objects/ and refs/ does not hang the host's git status there (git discovers the directory and opens the FIFO)",
+      layers: ["end-check"],
+      setup: savePristine,
+      teardown: restorePristine,
+      script: (w) => `cd "${w.ws}" && mkdir -p fifo/objects fifo/refs && mkfifo fifo/HEAD && echo PLANTED`,
+      through: (_r, w) => asFounder(w, w.ws, `cd fifo && timeout 5 git -c safe.directory='*' status`).status === 124,
+    },
+    {
+      id: "name-not-utf8",
+      klass: "host code on the session's tree",
+      what: "under a name that is not UTF-8, a nested repository with core.fsmonitor runs nothing on the host's git status, and a setuid file loses its bit",
+      layers: ["end-check"],
+      setup: savePristine,
+      teardown: restorePristine,
+      script: (w) =>
+        [
+          `cd "${w.ws}" && mkdir "$(printf 'bad\\377')" && cd "$(printf 'bad\\377')"`,
+          "cp /usr/bin/id id-copy && chmod 4755 id-copy",
+          `git init -q sub && git -C sub config core.fsmonitor '${touchMarker(w, "name-not-utf8")}' && echo PLANTED`,
+        ].join(" && "),
+      // Either is through: the nested repository's command ran, or a setuid file is left (find reads names as bytes).
+      through: (_r, w) =>
+        hostGitRan(w, "name-not-utf8", w.ws, "status", `cd "$(printf 'bad\\377')/sub" && `) ||
+        asFounder(w, w.ws, "find . -type f -perm -4000 -print | grep -q .").status === 0,
     },
     {
       id: "setid-plant",

@@ -89,6 +89,8 @@ function putBack(w: AttackWorld, check: WorkspaceCheck | null, run: string): voi
   if (check !== null && check.verdict !== "clean") {
     for (const d of check.done) {
       if (d.did !== "moved" || existsSync(join(w.ws, d.path))) continue;
+      // A name shown with \xNN escapes is no string's: the row's own teardown puts its workspace back.
+      if (d.path.includes("\\")) continue;
       mkdirSync(dirname(join(w.ws, d.path)), { recursive: true });
       renameSync(join(check.quarantine, d.to!), join(w.ws, d.path));
     }
