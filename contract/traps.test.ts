@@ -39,7 +39,25 @@ describe("network traps", () => {
       await Promise.all([tcp.close(), abs.close(), file.close()]);
       scratch.remove();
     }
-    await expect(knock({ port: tcp.port! })).rejects.toThrow(/ECONNREFUSED/);
+    // Closed, it answers no one. A child a sibling test thread forks holds a copy of the listening
+    // socket until its exec closes it, so a knock may first land in that backlog and be reset:
+    // never answered, never counted, and refused once the copy is gone.
+    const after: string[] = [];
+    for (let i = 0; i < 500 && after.at(-1) !== "ECONNREFUSED"; i++) {
+      if (i > 0) await new Promise((ok) => setTimeout(ok, 10));
+      after.push(
+        await knock({ port: tcp.port! }).then(
+          (got) => `answered ${JSON.stringify(got)}`,
+          (e) => e.code,
+        ),
+      );
+    }
+    expect(after.at(-1), after.join(", ")).toBe("ECONNREFUSED");
+    expect(
+      after.every((a) => a === "ECONNRESET" || a === "ECONNREFUSED"),
+      after.join(", "),
+    ).toBe(true);
+    expect(tcp.hits()).toBe(2);
   });
 
   it("canaries are labelled and never repeat", () => {
