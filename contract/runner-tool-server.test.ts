@@ -1,7 +1,8 @@
 // The runner's tool socket (src/host/runner/tool-server.ts) in-process, with small bounds and a
 // forward the test controls: what each line gets back, in what order, and what each bound does.
 // contract/runner-tool-socket.test.ts fuzzes the same server in a process of its own.
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -11,6 +12,10 @@ import { boundRefusal, type ToolRoute } from "../src/core/runner/tool-call.ts";
 import { GATE_REPORT_TOOL, type GateReport } from "../src/core/runner/tripwire.ts";
 import { serveToolSocket, type ToolForward } from "../src/host/runner/tool-server.ts";
 import { makeScratch } from "../src/conformance/worlds/scratch.ts";
+import { boundSocket } from "./support/runner-main-child.ts";
+import { sweepChild } from "./support/sweep-child.ts";
+
+const TOOL_CHILD = join(import.meta.dirname, "support/tool-socket-child.ts");
 
 const scratch = makeScratch("tool-server");
 afterAll(() => scratch.remove());
@@ -114,32 +119,40 @@ describe("the runner's tool socket, in-process", () => {
     }
   });
 
+  // In a process of its own: a server given a descriptor owns it and closes it, and a second owner
+  // in this worker thread would close the same number again at the worker's exit, by then perhaps
+  // another test thread's descriptor. The child inherits a copy, as the runner does.
   it("a socket handed over as a listening descriptor is served as it is: nothing at the path is removed or changed", async () => {
-    // A bound, not yet listening, Unix socket: what the host hands the runner as `fd`.
-    const { Pipe, constants } = (
-      process as unknown as {
-        binding(n: "pipe_wrap"): {
-          Pipe: new (t: number) => { bind(p: string): number; fd: number };
-          constants: { SERVER: number };
-        };
-      }
-    ).binding("pipe_wrap");
-    const real = join(scratch.root, `fd${n++}.sock`);
-    const pipe = new Pipe(constants.SERVER);
-    expect(pipe.bind(real)).toBe(0);
-    HELD.push(pipe);
-    const decoy = join(scratch.root, `decoy${n++}`);
+    const dir = mkdtempSync(join(scratch.root, "fd"));
+    const real = join(dir, "real.sock");
+    const sock = boundSocket(real);
+    const decoy = join(dir, "decoy");
     writeFileSync(decoy, "not the socket");
-    const seen: Forwarded[] = [];
-    const server = await serveToolSocket({ path: decoy, fd: pipe.fd }, ROUTES, null, echo(seen), BOUNDS);
+    const sweep = sweepChild();
+    const child = spawn(process.execPath, [...sweep.execArgv, TOOL_CHILD, dir, "--fd", decoy], {
+      env: { ...process.env, ...sweep.env },
+      stdio: ["ignore", "pipe", "pipe", sock.fd],
+    });
+    const exited = new Promise((ok) => child.on("exit", ok));
     try {
-      expect(existsSync(decoy) && statSync(decoy).isFile(), "the path is left alone").toBe(true);
+      let err = "";
+      child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
+      await new Promise<void>((ok, fail) => {
+        child.stdout!.setEncoding("utf8").on("data", (d: string) => d.includes("ready") && ok());
+        child.on("exit", (code) => fail(new Error(`the tool server exited ${code} before it listened: ${err}`)));
+      });
+      expect(readFileSync(decoy, "utf8"), "the path is left alone").toBe("not the socket");
       const k = client(real);
       k.c.write(req("fd", "send_message", { x: 1 }));
       expect(await k.answers(1)).toEqual([{ id: "fd", ok: true, result: { verb: "message.send", args: { x: 1 } } }]);
       k.c.destroy();
+      expect(readFileSync(decoy, "utf8"), "the path is still left alone").toBe("not the socket");
     } finally {
-      server.close();
+      child.kill("SIGKILL");
+      await exited;
+      sweep.collect();
+      // This worker's one handle on the socket (closing it also unlinks the path it bound).
+      sock.close();
     }
   });
 
@@ -411,6 +424,3 @@ describe("the runner's tool socket, in-process", () => {
     s.server.close();
   });
 });
-
-/** Handles whose descriptor a server took over: kept referenced, never closed here (the server closes the descriptor). */
-const HELD: unknown[] = [];

@@ -3,6 +3,8 @@
 // through the real callBroker to an echo broker in this process, so the broker call's own encoding
 // is on the path; three stub tools make the forward itself fail in the ways a broker could.
 // `node contract/support/tool-socket-child.ts <dir>`: prints "ready" once <dir>/tools.sock listens.
+// `... <dir> --fd <path>`: listens on the bound socket it inherits as fd 3, as the runner does, and
+// is told `<path>` as the socket's path (which it must leave alone).
 import { join } from "node:path";
 import { planRunnerBounds } from "../../src/core/runner/bounds.ts";
 import type { ToolRoute } from "../../src/core/runner/tool-call.ts";
@@ -34,8 +36,9 @@ const routes = new Map<string, ToolRoute>([
   ["stub_deep_result", { broker: "stub.deep-result" }],
 ]);
 
+const at = process.argv[3] === "--fd" ? { path: process.argv[4]!, fd: 3 } : { path: join(dir, "tools.sock") };
 await serveToolSocket(
-  { path: join(dir, "tools.sock") },
+  at,
   routes,
   null,
   (_socket, verb, args) => {
