@@ -517,6 +517,7 @@ describe("the model proxy's process, its failures and its end", () => {
     const said = `node: bad option: ${flag}\n`.slice(-2000).trim();
     expect(why).toBe(`rejected: the model proxy's process ended before it listened (exit 9): ${said}`);
     await p.close();
+    expect(existsSync(o.egressLog), `the proxy wrote its egress log at ${o.egressLog}`).toBe(true);
     const text = readFileSync(o.egressLog, "utf8");
     expect(text.endsWith("\n"), "the line ends").toBe(true);
     expect(readLog(o.egressLog).map((l) => l.outcome)).toEqual(["proxy-ended"]);

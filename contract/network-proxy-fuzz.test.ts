@@ -5,7 +5,7 @@
 // no client sends. Whatever came, the host process goes on, its memory does not grow with what
 // was sent, both sessions' proxies still forward, and nothing went up that the check did not pass.
 import fc from "fast-check";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
@@ -331,6 +331,7 @@ describe("fast-check: malformed HTTP and JSON at a session's proxy", () => {
       expect((await send(a.socket, "POST", CALL)).status, "the attacked session's own proxy still forwards").toBe(200);
       // Not vacuous: the generated requests reached the proxy's every step, forwarding included.
       expect(await host.ask("close 0", "closed"), "the attacked proxy closes").not.toBeNull();
+      expect(existsSync(a.egressLog), `the attacked proxy wrote its egress log at ${a.egressLog}`).toBe(true);
       const log = readFileSync(a.egressLog, "utf8")
         .split("\n")
         .filter(Boolean)

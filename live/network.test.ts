@@ -87,14 +87,15 @@ const egressLogOf = (p: PreparedLaunch): string => {
   return p.session.modelProxy.egressLog;
 };
 
-const readEgress = (p: PreparedLaunch): EgressRecord[] =>
-  existsSync(egressLogOf(p))
-    ? readFileSync(egressLogOf(p), "utf8")
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as EgressRecord)
-    : [];
+/** The proxy's egress log, which each test here reads after model calls: its absence fails an assertion, never reads as no records. */
+const readEgress = (p: PreparedLaunch): EgressRecord[] => {
+  expect(existsSync(egressLogOf(p)), `the proxy wrote its egress log at ${egressLogOf(p)}`).toBe(true);
+  return readFileSync(egressLogOf(p), "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as EgressRecord);
+};
 
 /** The session's bwrap argv without --unshare-net, which it must have had. */
 const withoutUnshareNet = (a: string[]) => {
@@ -121,8 +122,10 @@ describe("the network trap, through each CLI's own shell tool", () => {
         expect(out).toContain("ABSTRACT NO-CONNECT");
         expect(out, "no name resolves inside").toContain("DNS NONE");
         expect(trap.hits, "the trap recorded no connection").toEqual(before);
+        const egress = readEgress(p);
+        expect(egress.length, "the model calls went through the proxy").toBeGreaterThan(0);
         expect(
-          readEgress(p).every((r) => r.outcome === "allowed" && r.path === "/v1/messages"),
+          egress.every((r) => r.outcome === "allowed" && r.path === "/v1/messages"),
           "the model calls went through the proxy",
         ).toBe(true);
       } finally {

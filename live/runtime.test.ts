@@ -533,6 +533,10 @@ describe("the model port: the runner forwards it, the launcher's proxy adds the 
         expect(bodies.length, "two model calls: the tool call and the answer").toBe(2);
         expect(toolResultsIn(bodies[1]).join("\n"), "the tool ran inside").toContain("tool-ran-inside");
         expect(api.credentialSeen("x-api-key", canary), "the proxy added the host's key").toBe(true);
+        expect(
+          existsSync(egressLogPath(w.stateDir, name)),
+          "the proxy wrote its egress log in the state directory",
+        ).toBe(true);
         const records = readFileSync(egressLogPath(w.stateDir, name), "utf8")
           .trim()
           .split("\n")
