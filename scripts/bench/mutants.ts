@@ -2,10 +2,14 @@
 // process, on a detached worktree of HEAD (the checkout is never edited):
 //   whole   the whole catalog, both verdicts, after `npm test`, from an empty cache (aim ≤ 300 s);
 //   warm    the same with that warm cache, after one line is added to a core safety file (≤ 60 s);
+//   stored  `--since HEAD` on that change with only the whole run's stored verdicts (main's, as a
+//           pull request meets them): what it selects runs, and every mutant whose key the change
+//           moved (≤ 120 s);
 //   since   `--since HEAD --no-cache` on that one-line change: the change's own mutants (≤ 45 s).
 // Each with its phases: hosts ready, before, sentinel, mutants, after. "whole" takes the checkout's
 // `npm test` reports when they prove HEAD's tree; without them its before runs the suite itself.
-// MOSAIC_BENCH_LINE names the tag of the line to change (default: the gate's pattern-dotdot line).
+// MOSAIC_BENCH_LINE names the tag of the line to change (default: the gate's pattern-dotdot line);
+// MOSAIC_BENCH_RUNS picks runs by name (default: all four; "whole" always runs, it fills the cache).
 import { execFileSync, spawn } from "node:child_process";
 import {
   copyFileSync,
@@ -21,7 +25,7 @@ import { join } from "node:path";
 import { REPO_ROOT } from "../../src/conformance/golden/golden.ts";
 
 const BENCH_ROOT = "/var/tmp/mosaic-bench-mutants";
-const AIMS: Record<string, number> = { whole: 300, warm: 60, since: 45 };
+const AIMS: Record<string, number> = { whole: 300, stored: 120, warm: 60, since: 45 };
 const PHASES = ["hosts ready", "before", "sentinel", "mutants", "after"] as const;
 
 type Row = { name: string; status: number; total: number; ran: string; phases: Record<string, number | undefined> };
@@ -121,8 +125,18 @@ export async function run(): Promise<void> {
   rows.push(await runMutants(dir, "whole", ["--both", "--cache", cache, "--reports", reports("whole")]));
   const where = changeOneLine(dir, process.env.MOSAIC_BENCH_LINE ?? "gate-no-pattern-dotdot");
   console.log(`mutants: one line added at ${where}`);
-  rows.push(await runMutants(dir, "warm", ["--both", "--cache", cache, "--reports", reports("warm")]));
-  rows.push(await runMutants(dir, "since", ["--both", "--since", "HEAD", "--no-cache", "--reports", reports("since")]));
+  const runs = new Set((process.env.MOSAIC_BENCH_RUNS ?? "stored,warm,since").split(","));
+  // Before "warm", which stores the changed tree's verdicts: a --since run keeps none.
+  if (runs.has("stored"))
+    rows.push(
+      await runMutants(dir, "stored", ["--both", "--since", "HEAD", "--cache", cache, "--reports", reports("stored")]),
+    );
+  if (runs.has("warm"))
+    rows.push(await runMutants(dir, "warm", ["--both", "--cache", cache, "--reports", reports("warm")]));
+  if (runs.has("since"))
+    rows.push(
+      await runMutants(dir, "since", ["--both", "--since", "HEAD", "--no-cache", "--reports", reports("since")]),
+    );
   const s = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)} s`);
   console.log("");
   console.log(`| run | mutants | ${PHASES.join(" | ")} | total | aim | exit |`);
