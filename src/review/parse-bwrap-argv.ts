@@ -1,43 +1,9 @@
 // The bwrap argv golden (one option with its operands a line, the runner's command after `--`)
 // as facts: binds keyed by where they mount, options by name, the command split at its wrapper.
+import { operandsOf, optionOf } from "../core/sandbox/bwrap-options.ts";
 import { uniqueKeys, type Fact } from "./model.ts";
 import { findShadow } from "./parse-binds.ts";
 import { bodyLines, fact, headerFact, type Line } from "./parse-lines.ts";
-
-/** bwrap's mount options and how wide a view each gives; the last operand is where it mounts. */
-export const BWRAP_MOUNTS: Readonly<Record<string, { width: number; why: string }>> = {
-  "--tmpfs": { width: 0, why: "an empty private directory" },
-  "--dev": { width: 0, why: "a private /dev with no host device" },
-  "--proc": { width: 0, why: "the session's own /proc" },
-  "--mqueue": { width: 0, why: "a private message-queue mount" },
-  "--dir": { width: 0, why: "an empty directory" },
-  "--symlink": { width: 0, why: "a link, showing nothing of the host by itself" },
-  "--ro-bind-data": { width: 1, why: "a read-only file from a descriptor" },
-  "--bind-data": { width: 2, why: "a writable file from a descriptor" },
-  "--file": { width: 2, why: "a writable file from a descriptor" },
-  "--ro-bind": { width: 1, why: "a host path, read-only" },
-  "--ro-bind-try": { width: 1, why: "a host path, read-only, skipped when missing" },
-  "--bind": { width: 2, why: "a host path, writable" },
-  "--bind-try": { width: 2, why: "a host path, writable, skipped when missing" },
-  "--dev-bind": { width: 3, why: "a host path with its devices usable" },
-  "--dev-bind-try": { width: 3, why: "a host path with its devices usable, skipped when missing" },
-};
-
-const TWO_OPERANDS = new Set([
-  "--ro-bind",
-  "--ro-bind-try",
-  "--bind",
-  "--bind-try",
-  "--dev-bind",
-  "--dev-bind-try",
-  "--symlink",
-  "--ro-bind-data",
-  "--bind-data",
-  "--file",
-]);
-
-/** Options that modify the mount after them, on its line: each becomes a field of that mount. */
-const MOUNT_MODIFIERS: Readonly<Record<string, string>> = { "--perms": "perms", "--size": "size" };
 
 /**
  * A mount line: `[--perms MODE] [--size N] <mount option> <operands>`, and for a read-only empty
@@ -46,13 +12,13 @@ const MOUNT_MODIFIERS: Readonly<Record<string, string>> = { "--perms": "perms", 
 function readMount(tokens: readonly string[]): { option: string; dest: string; fields: Record<string, string> } | null {
   const fields: Record<string, string> = {};
   let i = 0;
-  while (MOUNT_MODIFIERS[tokens[i]!] !== undefined) {
+  for (let field = optionOf(tokens[i]!)?.modifies; field !== undefined; field = optionOf(tokens[i]!)?.modifies) {
     if (tokens[i + 1] === undefined) return null;
-    fields[MOUNT_MODIFIERS[tokens[i]!]!] = tokens[i + 1]!;
+    fields[field] = tokens[i + 1]!;
     i += 2;
   }
   const option = tokens[i] ?? "";
-  if (!(option in BWRAP_MOUNTS)) return null;
+  if (optionOf(option)?.mount === undefined) return null;
   let ops = tokens.slice(i + 1);
   const r = ops.indexOf("--remount-ro");
   if (r !== -1) {
@@ -62,7 +28,8 @@ function readMount(tokens: readonly string[]): { option: string; dest: string; f
     ops = ops.slice(0, r);
   }
   const dest = ops.at(-1) ?? "";
-  const source = TWO_OPERANDS.has(option) ? ops.slice(0, -1).join(" ") : "";
+  // A mount of two operands names what it shows (a host path, a descriptor, a link's target) first.
+  const source = operandsOf(option) === 2 ? ops.slice(0, -1).join(" ") : "";
   return { option, dest, fields: { option, source, ...fields } };
 }
 

@@ -5,7 +5,7 @@ import { MODEL_URL } from "../core/network/egress.ts";
 import { CREDENTIAL_PLACEHOLDER } from "../core/network/placeholder.ts";
 import { isWithin } from "../core/paths.ts";
 import { factOf, type Change, type Fact, type Risk } from "./model.ts";
-import { BWRAP_MOUNTS } from "./parse-bwrap-argv.ts";
+import { BWRAP_OPTIONS, optionOf, type BwrapOption } from "../core/sandbox/bwrap-options.ts";
 import { decisionOf, namedChecks } from "./parse-gate.ts";
 import { egressOf } from "./parse-egress.ts";
 import { actionWidth, isDenyReturn, landingOf, type Jump } from "./parse-seccomp.ts";
@@ -47,7 +47,7 @@ const MODE_WIDTH: Readonly<Record<string, number>> = {
 export function mountWidth(f: Fact | undefined): number {
   if (!f) return -1;
   if (f.type === "bind") return MODE_WIDTH[f.fields.mode ?? ""] ?? -1;
-  return BWRAP_MOUNTS[f.fields.option ?? ""]?.width ?? -1;
+  return optionOf(f.fields.option ?? "")?.mount?.width ?? -1;
 }
 const MOUNT_TYPES = ["bind", "bwrap-mount"] as const;
 const mountsOf = (facts: readonly Fact[], type: string) => facts.filter((f) => f.type === type);
@@ -258,45 +258,31 @@ const boundChange = (c: Change): number => {
 
 // ---- the tables the rows are built from ------------------------------------------------------
 
-/** bwrap options whose presence confines; removing one weakens, adding one strengthens. */
-export const BWRAP_HARDENING: readonly { key: RegExp; id: string; why: string }[] = [
-  {
-    key: /^--unshare-/,
-    id: "namespace-removed",
-    why: "a namespace shared with the host again: pid lets the session see and signal host processes, net reach the network, user, ipc, uts and cgroup the host's own",
-  },
-  {
-    key: /^--cap-drop$/,
-    id: "cap-drop-removed",
-    why: "a root caller keeps its capabilities inside the sandbox's user namespace",
-  },
-  {
-    key: /^(--disable-userns|--assert-userns-disabled)$/,
-    id: "disable-userns-removed",
-    why: "nested user namespaces come back, and with them a rename that replaces read-only binds",
-  },
-  {
-    key: /^--new-session$/,
-    id: "new-session-removed",
-    why: "the session shares the host's terminal session: TIOCSTI can type commands into it",
-  },
-  {
-    key: /^(--seccomp|--add-seccomp-fd)$/,
-    id: "seccomp-filter-removed",
-    why: "no seccomp filter: ptrace of pid 1 and every call the filter denies are back",
-  },
-];
+/** Each name of `names` and nothing else. */
+const exactly = (names: readonly string[]) => new RegExp(`^(${names.join("|")})$`);
 
-/** bwrap options whose presence widens what the session can do or outlive. */
-export const BWRAP_WIDENING: readonly { key: RegExp; why: string }[] = [
-  {
-    key: /^--die-with-parent$/,
-    why: "bwrap would die with a host that died hard, so no later host could find and end the session; the runner dies with bwrap through setpriv's parent-death signal instead",
-  },
-  { key: /^--share-net$/, why: "the session gets the host's network" },
-  { key: /^--cap-add$/, why: "a capability given back to the session" },
-  { key: /^(--userns|--userns2|--pidns)$/, why: "the session joins a namespace made outside the sandbox" },
-];
+/** The option table's rows grouped by what `of` says of them (rows it says nothing of left out), in table order. */
+function groupOptions<T extends { why: string }>(of: (o: BwrapOption) => T | undefined): Array<T & { key: RegExp }> {
+  const groups = new Map<string, { value: T; names: string[] }>();
+  for (const [name, o] of Object.entries(BWRAP_OPTIONS)) {
+    const v = of(o);
+    if (v === undefined) continue;
+    const id = JSON.stringify(v);
+    if (!groups.has(id)) groups.set(id, { value: v, names: [] });
+    groups.get(id)!.names.push(name);
+  }
+  return [...groups.values()].map((g) => ({ ...g.value, key: exactly(g.names) }));
+}
+
+/** bwrap options whose presence confines (core's option table); removing one weakens, adding one strengthens. */
+export const BWRAP_HARDENING: readonly { key: RegExp; id: string; why: string }[] = groupOptions((o) =>
+  o.confines === undefined ? undefined : { id: o.confines.rule, why: o.confines.why },
+);
+
+/** bwrap options whose presence widens what the session can do or outlive (core's option table). */
+export const BWRAP_WIDENING: readonly { key: RegExp; why: string }[] = groupOptions((o) =>
+  o.widens === undefined ? undefined : { why: o.widens },
+);
 
 /** Pi and Claude Code options whose presence confines the harness. */
 export const ADAPTER_HARDENING: readonly { key: RegExp; id: string; why: string }[] = [

@@ -1,23 +1,5 @@
+import { operandsOf, optionOf } from "./bwrap-options.ts";
 import type { Bind } from "./types.ts";
-
-/** Operands each bwrap option takes, so a rendered argv shows one option with its operands per line. */
-const ARITY: Readonly<Record<string, number>> = {
-  "--ro-bind": 2,
-  "--ro-bind-try": 2,
-  "--bind": 2,
-  "--symlink": 2,
-  "--dev": 1,
-  "--proc": 1,
-  "--tmpfs": 1,
-  "--remount-ro": 1,
-  "--setenv": 2,
-  "--chdir": 1,
-  "--cap-drop": 1,
-  "--seccomp": 1,
-};
-
-/** Options that modify the option after them; they share its line. */
-const MODIFIERS: Readonly<Record<string, number>> = { "--perms": 1, "--size": 1 };
 
 /** One bwrap option (or namespace flag) per line; everything after `--` on the last line. */
 export function renderArgvLines(argv: readonly string[]): string[] {
@@ -30,8 +12,9 @@ export function renderArgvLines(argv: readonly string[]): string[] {
       break;
     }
     const start = i;
-    while (MODIFIERS[argv[i]!] !== undefined) i += 1 + MODIFIERS[argv[i]!]!;
-    let n = ARITY[argv[i]!] ?? 0;
+    // A modifier (--perms, --size) shares the line of the option it modifies.
+    while (optionOf(argv[i]!)?.modifies !== undefined) i += 1 + operandsOf(argv[i]!);
+    let n = operandsOf(argv[i]!);
     // A read-only empty stand-in: its tmpfs and the remount that freezes it, on one line.
     if (argv[i] === "--tmpfs" && argv[i + 2] === "--remount-ro" && argv[i + 3] === argv[i + 1]) n += 2;
     lines.push(argv.slice(start, i + 1 + n).join(" "));
