@@ -84,6 +84,8 @@ describe("its readers", () => {
     ]);
     expect(mounts[0]!.fields).toMatchObject({ perms: "0700", size: "4096" });
     expect(mountWidth({ type: "bwrap-mount", key: "/x", fields: { option: "constructor" } } as never)).toBe(-1);
+    // An option with a row but no mount (a hand-made fact: the parser makes mounts of mount rows only).
+    expect(mountWidth({ type: "bwrap-mount", key: "/x", fields: { option: "--chmod" } } as never)).toBe(-1);
   });
 
   it("the review's hardening and widening rules match exactly the rows that confine and widen, each under its row's rule", () => {
